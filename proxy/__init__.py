@@ -1,0 +1,3 @@
+"""stickyroute: a chat-webhook reverse proxy that routes each conversation to the right agent."""
+
+__version__ = "0.1.0"

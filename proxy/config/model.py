@@ -1,0 +1,192 @@
+"""The parsed, validated configuration: small frozen dataclasses, units in the names.
+
+Built once by `proxy.config.loader.load_config`; nothing else reads TOML. Secrets are kept out
+of `repr` so a logged config never shows them.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Mapping
+
+MIB = 1024 * 1024
+
+DEFAULT_ACKNOWLEDGEMENTS: tuple[str, ...] = (
+    "ok", "okay", "k", "thanks", "thank you", "thx", "ty", "cool", "great", "nice",
+    "got it", "sounds good", "👍",
+)
+
+
+class Strategy(enum.Enum):
+    """Layer-2 auto-route strategy of a channel (`overrides.auto_route`)."""
+
+    OFF = "off"
+    EXPLICIT_ONLY = "explicit_only"
+    STICKY_TTL = "sticky_ttl"
+    STICKY_HEURISTIC = "sticky_heuristic"
+
+
+class ChannelType(enum.Enum):
+    """Platform of a channel (`channels.<name>.type`)."""
+
+    TELEGRAM = "telegram"
+    WHATSAPP = "whatsapp"
+
+
+@dataclass(frozen=True, slots=True)
+class ServerSettings:
+    """`[server]`: the public webhook listener."""
+
+    host: str = "0.0.0.0"
+    port: int = 8080
+    max_body_bytes: int = 5 * MIB
+    """Largest accepted request body in bytes; larger bodies get 413."""
+    trusted_proxies: tuple[str, ...] = ("127.0.0.0/8", "::1/128")
+    """CIDRs whose X-Forwarded-* headers are extended rather than replaced."""
+    ssl_certfile: str | None = None
+    ssl_keyfile: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class AdminSettings:
+    """`[admin]`: the separate listener for /healthz, /readyz, /stats, /metrics."""
+
+    host: str = "127.0.0.1"
+    port: int = 9090
+
+
+@dataclass(frozen=True, slots=True)
+class UpstreamSettings:
+    """`[upstream]`: the forwarding leg's HTTP client (seconds, connections)."""
+
+    connect_timeout_s: float = 5.0
+    timeout_s: float = 30.0
+    max_connections: int = 100
+
+
+@dataclass(frozen=True, slots=True)
+class RoutingSettings:
+    """Routing knobs of one channel: `[routing]` merged with `channels.<name>.overrides`.
+
+    Times are seconds (`ttl_s` comes from `auto_route_ttl_minutes`). Scores are keyword points.
+    The `first_message_margin`, `early_confirm_margin` knobs are opt-in (None = off) and leave the
+    seed semantics unchanged when off.
+    """
+
+    strategy: Strategy = Strategy.OFF
+    ttl_s: float = 30 * 60.0
+    confidence_threshold: int = 6
+    sticky_bonus: int = 4
+    divergence_count: int = 2
+    explicit_pin: bool = True
+    short_message_chars: int = 15
+    acknowledgements: tuple[str, ...] = DEFAULT_ACKNOWLEDGEMENTS
+    strong_weight: int = 6
+    weak_weight: int = 1
+    max_conversations: int = 100_000
+    log_text: bool = False
+    first_message_margin: int | None = None
+    """First message of a session: route by keywords alone (no classifier call) when the top
+    agent's score is >= confidence_threshold and beats the runner-up by at least this margin."""
+    early_confirm_margin: int | None = None
+    """Ask the classifier at the first divergence (not waiting for divergence_count) when the
+    candidate's raw score beats the current agent's effective score by at least this margin."""
+
+
+@dataclass(frozen=True, slots=True)
+class Agent:
+    """`[agents.<name>]`: one agent's upstream and what it is about.
+
+    `url` is a base URL: the inbound path and query are appended. `channel_urls` maps a channel
+    name to an exact target URL that replaces base + path for that channel. Keywords already
+    include those of the agent's `rules` pack.
+    """
+
+    name: str
+    url: str
+    channel_urls: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    description: str = ""
+    aliases: tuple[str, ...] = ()
+    keywords: tuple[str, ...] = ()
+    weak_keywords: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Binding:
+    """`[[channels.<name>.bindings]]`: exactly one of `user` or `chat` set (normalised id)."""
+
+    agent: str
+    user: str | None = None
+    chat: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ThreadRoute:
+    """`[[channels.<name>.thread_routes]]`: a forum topic of a chat pinned to an agent."""
+
+    chat: str
+    thread: str
+    agent: str
+
+
+@dataclass(frozen=True, slots=True)
+class Channel:
+    """`[channels.<name>]`: one inbound webhook endpoint of one platform."""
+
+    name: str
+    type: ChannelType
+    paths: tuple[str, ...]
+    default_agent: str
+    routing: RoutingSettings = RoutingSettings()
+    bindings: tuple[Binding, ...] = ()
+    thread_routes: tuple[ThreadRoute, ...] = ()
+    bot_username: str | None = None
+    secret_token: str | None = field(default=None, repr=False)
+    """Telegram `X-Telegram-Bot-Api-Secret-Token` value (setWebhook secret_token)."""
+    app_secret: str | None = field(default=None, repr=False)
+    """WhatsApp/Meta app secret: key of the `X-Hub-Signature-256` HMAC-SHA256."""
+    verify_token: str | None = field(default=None, repr=False)
+    """WhatsApp GET verification `hub.verify_token`."""
+
+
+@dataclass(frozen=True, slots=True)
+class ClassifierSettings:
+    """`[classifier]`: the intent classifier that confirms switches (seconds, calls)."""
+
+    provider: str = "auto"
+    """auto (groq when the API key is set, else heuristic) | groq | heuristic."""
+    model: str = "llama-3.1-8b-instant"
+    timeout_s: float = 2.0
+    api_key_env: str = "GROQ_API_KEY"
+    base_url: str | None = None
+    context_messages: int = 0
+    max_tokens: int = 8
+    calls_per_minute: float = 60.0
+    """Token-bucket ceiling of classifier calls per minute and channel."""
+    breaker_failures: int = 5
+    """Consecutive failures that open the circuit breaker."""
+    breaker_cooldown_s: float = 30.0
+    """How long an open breaker skips the classifier before letting one call through."""
+
+
+@dataclass(frozen=True, slots=True)
+class Config:
+    """The whole configuration file, validated."""
+
+    path: str
+    agents: Mapping[str, Agent]
+    channels: Mapping[str, Channel]
+    server: ServerSettings = ServerSettings()
+    admin: AdminSettings = AdminSettings()
+    upstream: UpstreamSettings = UpstreamSettings()
+    routing: RoutingSettings = RoutingSettings()
+    classifier: ClassifierSettings = ClassifierSettings()
+
+    def channel_for_path(self, path: str) -> Channel | None:
+        """The channel whose `path`/`paths` equals `path` exactly, or None."""
+        for channel in self.channels.values():
+            if path in channel.paths:
+                return channel
+        return None

@@ -1,0 +1,75 @@
+"""Envelope: what a channel adapter reads out of one webhook update, the only input of routing.
+
+A Telegram POST carries exactly one update (one envelope); a WhatsApp Cloud API POST carries
+1..n messages and statuses (one envelope each, in body order).
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+
+class MessageKind(enum.Enum):
+    """What kind of update an envelope stands for; decides which routing rules apply."""
+
+    TEXT = "text"
+    """A user's text message, or media with a caption (the caption is the text)."""
+    NON_TEXT = "non_text"
+    """A user's message without text: image, voice, sticker, location, reaction, contact..."""
+    EDIT = "edit"
+    """An edit of an earlier message (Telegram `edited_message`); never switches, never scored."""
+    BUTTON = "button"
+    """A button press: Telegram `callback_query`, WhatsApp interactive/button reply."""
+    STATUS = "status"
+    """A delivery status of an outbound message (WhatsApp `statuses[]`); belongs to its recipient."""
+    NO_SENDER = "no_sender"
+    """An update with no human sender: `channel_post`, `my_chat_member`, WhatsApp account events..."""
+
+
+@dataclass(frozen=True, slots=True)
+class Envelope:
+    """One routable item of a webhook update.
+
+    Ids are strings after normalisation (Telegram numbers as decimal strings, WhatsApp phone
+    numbers digits only without `+`). `thread_id` is set only for real forum topics (Telegram
+    `is_topic_message: true`). `text` is the decoded text or caption, `None` when there is none.
+    `sender_aliases` lists every id a user binding may name for this sender (WhatsApp: phone
+    number and BSUID `from_user_id`); `sender_id` is the first of them and keys the route.
+    `item_path` locates the item inside a WhatsApp body: (entry index, change index,
+    "messages" | "statuses", index); empty for Telegram.
+    """
+
+    channel: str
+    kind: MessageKind
+    delivery_id: str | None = None
+    sender_id: str | None = None
+    chat_id: str | None = None
+    thread_id: str | None = None
+    text: str | None = None
+    sender_aliases: tuple[str, ...] = ()
+    item_path: tuple[int | str, ...] = ()
+
+    @property
+    def has_sender(self) -> bool:
+        """True when a human sender is known (route state may be read and written)."""
+        return self.sender_id is not None and self.kind is not MessageKind.NO_SENDER
+
+
+def normalise_id(value: object) -> str | None:
+    """A platform id as a string: ints as decimal, strings stripped of one leading `+`.
+
+    Returns None for None, booleans and empty strings. Config ids go through the same function,
+    so `-1001000000001` (number) and `"-1001000000001"` (string) match, as do `+15550000001`
+    and `15550000001` (WhatsApp numbers lose a leading `+`).
+    """
+    if value is None or isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    text = str(value).strip()
+    if text.startswith("+"):
+        text = text[1:]
+    return text or None

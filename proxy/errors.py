@@ -1,0 +1,104 @@
+"""The project's error tree: one base class, foreign exceptions translated at the boundary.
+
+    StickyrouteError
+    ├── ConfigError              a config file is invalid (carries every problem found)
+    ├── UnparsedUpdate           a webhook body we cannot read as a known platform shape
+    ├── SignatureError           an inbound request failed its platform authentication
+    ├── UpstreamError            the forwarding leg failed
+    │   ├── UpstreamConnectError     the agent refused or could not be reached (-> 502)
+    │   └── UpstreamTimeout          the agent did not answer in time (-> 504)
+    └── ClassifierError          the intent classifier failed
+        ├── ClassifierTimeout        no answer within timeout_s
+        ├── ClassifierRateLimited    the provider said 429
+        ├── ClassifierServerError    the provider said 5xx, or the connection failed
+        └── ClassifierUnparseable    the provider answered something we cannot use
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+class StickyrouteError(Exception):
+    """Root of every error stickyroute raises on purpose."""
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigProblem:
+    """One problem in a config file.
+
+    `file` is the path as given, `key` the dotted key (`channels.telegram.default_agent`),
+    `message` what is wrong. `warning` problems do not stop the proxy from starting.
+    """
+
+    file: str
+    key: str
+    message: str
+    warning: bool = False
+
+    def __str__(self) -> str:
+        return f"{self.file}: {self.key}: {self.message}"
+
+
+class ConfigError(StickyrouteError):
+    """A config file is invalid; `problems` lists every error found (never only the first)."""
+
+    def __init__(self, problems: list[ConfigProblem]) -> None:
+        self.problems = problems
+        super().__init__("\n".join(str(p) for p in problems))
+
+
+class UnparsedUpdate(StickyrouteError):
+    """A body on a channel path that is not valid JSON or not a known shape of that platform."""
+
+
+class SignatureError(StickyrouteError):
+    """The inbound request failed its platform authentication (secret token or HMAC)."""
+
+
+class UpstreamError(StickyrouteError):
+    """The forwarding leg to an agent failed."""
+
+    status_code = 502
+
+
+class UpstreamConnectError(UpstreamError):
+    """The agent refused the connection or could not be reached (answered as 502)."""
+
+    status_code = 502
+
+
+class UpstreamTimeout(UpstreamError):
+    """The agent did not answer within `upstream.timeout_s` (answered as 504)."""
+
+    status_code = 504
+
+
+class ClassifierError(StickyrouteError):
+    """The intent classifier failed; the engine then stays on the current route."""
+
+    kind = "error"
+
+
+class ClassifierTimeout(ClassifierError):
+    """No answer within `classifier.timeout_s`."""
+
+    kind = "timeout"
+
+
+class ClassifierRateLimited(ClassifierError):
+    """The provider answered 429."""
+
+    kind = "rate_limit"
+
+
+class ClassifierServerError(ClassifierError):
+    """The provider answered 5xx or another error status, or the connection failed."""
+
+    kind = "server_error"
+
+
+class ClassifierUnparseable(ClassifierError):
+    """The provider answered with something that is not a completion we can read."""
+
+    kind = "unparseable"
