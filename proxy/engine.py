@@ -1,0 +1,205 @@
+"""Layer 2: the auto-route strategies as a pure function of (envelope, route, rules, now).
+
+`decide()` returns a `Decision` (agent, reason, what to write) or a `NeedsClassification`; the
+caller awaits the classifier and hands the answer to `resolve()`, which returns the `Decision`.
+No I/O, no clock: `now` is seconds on the caller's clock. The semantics are issue #3's contract
+and every branch names its reason (see README "Decision reasons").
+"""
+
+from __future__ import annotations
+
+import enum
+import unicodedata
+from dataclasses import dataclass, replace
+from typing import Mapping
+
+from .classifier.base import Classification, Outcome
+from .config.model import ChannelType, RoutingSettings, Strategy
+from .envelope import Envelope, MessageKind
+from .explicit import AgentNames, ExplicitKind, parse_explicit
+from .keywords import KeywordScorer, top_agent
+from .route import Route
+
+
+@dataclass(frozen=True, slots=True)
+class ChannelRules:
+    """Everything the engine needs to know about one channel, built once from the config."""
+
+    channel: str
+    platform: ChannelType
+    default_agent: str
+    settings: RoutingSettings
+    names: AgentNames
+    scorer: KeywordScorer
+    agents: tuple[str, ...]
+    bot_username: str | None = None
+    acknowledgements: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """Where one message goes and what it changes.
+
+    `store` is the route to write (None: leave the store as it is); `forget` drops the route;
+    `scores` are the raw keyword scores when the message was scored; `list_agents` asks the
+    shell to answer a Telegram `/agent` itself instead of forwarding.
+    """
+
+    agent: str
+    reason: str
+    store: Route | None = None
+    forget: bool = False
+    scores: Mapping[str, int] | None = None
+    list_agents: bool = False
+    classification: Classification | None = None
+
+
+class Purpose(enum.Enum):
+    """Why the engine asks the classifier."""
+
+    FIRST = "first"            # first message of a session (no live route)
+    RECLASSIFY = "reclassify"  # sticky_ttl: the route's TTL since classification has passed
+    CONFIRM = "confirm"        # sticky_heuristic: the divergence counter reached its count
+
+
+@dataclass(frozen=True, slots=True)
+class NeedsClassification:
+    """The engine needs the classifier's answer on `text` before deciding.
+
+    `route` is the current live route (None for FIRST) with the divergence counter already
+    updated; `candidate` is the agent the keywords pointed to (CONFIRM only).
+    """
+
+    purpose: Purpose
+    text: str
+    current: str | None
+    route: Route | None
+    scores: Mapping[str, int]
+    candidate: str | None = None
+
+
+def is_acknowledgement(text: str, acknowledgements: frozenset[str]) -> bool:
+    """True when `text`, trimmed, casefolded and without trailing punctuation, is in the list."""
+    core = text.strip()
+    while core and unicodedata.category(core[-1]).startswith("P"):
+        core = core[:-1].rstrip()
+    return core.casefold() in acknowledgements
+
+
+def is_short(text: str, short_chars: int) -> bool:
+    """True when `text` has fewer than `short_chars` characters (not bytes) after trimming."""
+    return len(text.strip()) < short_chars
+
+
+def decide(envelope: Envelope, route: Route | None, rules: ChannelRules, now: float) -> Decision | NeedsClassification:
+    """Layer-2 decision for an envelope whose Layer-1 result is the channel default.
+
+    `route` is the conversation's live route at `now` (the store already dropped expired ones).
+    """
+    default = rules.default_agent
+    current = route.agent if route is not None else default
+    touched = route.touched(now) if route is not None else None
+    kind = envelope.kind
+
+    if kind is MessageKind.STATUS:
+        return Decision(current, "status")
+    if kind in (MessageKind.NON_TEXT, MessageKind.BUTTON, MessageKind.EDIT) or not envelope.text:
+        return Decision(current, "non_text", store=touched)
+
+    text = envelope.text
+    explicit = parse_explicit(text, rules.names, rules.bot_username)
+    if explicit.kind is ExplicitKind.SWITCH:
+        new = Route(explicit.agent or default, chosen_at=now, last_active=now, explicit=True)
+        return Decision(new.agent, "explicit", store=new)
+    if explicit.kind is ExplicitKind.AUTO:
+        return Decision(default, "auto_reset", forget=route is not None)
+    if explicit.kind is ExplicitKind.LIST:
+        listing = rules.platform is ChannelType.TELEGRAM
+        return Decision(current, "explicit" if listing else _stay_reason(route), store=touched, list_agents=listing)
+    settings = rules.settings
+    if settings.strategy is Strategy.OFF and route is None:
+        return Decision(default, "default")
+    if is_acknowledgement(text, rules.acknowledgements):
+        return Decision(current, "ack")
+    if explicit.kind is ExplicitKind.UNKNOWN or is_short(text, settings.short_message_chars):
+        return Decision(current, "short" if explicit.kind is ExplicitKind.NONE else _stay_reason(route), store=touched)
+
+    if route is None:
+        return _first_message(text, rules, now)
+    if route.explicit and (settings.explicit_pin or settings.strategy is Strategy.OFF):
+        return Decision(current, "explicit_pin", store=touched)
+    strategy = settings.strategy
+    if strategy is Strategy.STICKY_TTL and not route.explicit and now - route.chosen_at >= settings.ttl_s:
+        return NeedsClassification(Purpose.RECLASSIFY, text, current, route, {})
+    if strategy is not Strategy.STICKY_HEURISTIC:
+        return Decision(current, "cache", store=touched)
+    return _heuristic(text, route, rules, now)
+
+
+def _stay_reason(route: Route | None) -> str:
+    return "cache" if route is not None else "default"
+
+
+def _first_message(text: str, rules: ChannelRules, now: float) -> Decision | NeedsClassification:
+    settings = rules.settings
+    margin = settings.first_message_margin
+    scores = rules.scorer.scores(text) if margin is not None else {}
+    if margin is not None:
+        best, top, second = top_agent(scores)
+        if best is not None and top >= settings.confidence_threshold and top - second >= margin:
+            new = Route(best, chosen_at=now, last_active=now)
+            return Decision(best, "keywords", store=new, scores=scores)
+    return NeedsClassification(Purpose.FIRST, text, None, None, scores)
+
+
+def _heuristic(text: str, route: Route, rules: ChannelRules, now: float) -> Decision | NeedsClassification:
+    """sticky_heuristic steps 1-4 (issue #3) for a non-short text with a live route."""
+    settings = rules.settings
+    current = route.agent
+    scores = rules.scorer.scores(text)
+    own = scores.get(current, 0)
+    effective = dict(scores)
+    effective[current] = own + settings.sticky_bonus
+    best, top, _second = top_agent(effective)
+    if best is not None and best != current and scores.get(best, 0) >= settings.confidence_threshold:
+        counter = route.counter + 1 if route.candidate == best else 1
+        pending = replace(route, last_active=now, candidate=best, counter=counter)
+        early = settings.early_confirm_margin
+        if counter >= settings.divergence_count or (early is not None and top - (own + settings.sticky_bonus) >= early):
+            return NeedsClassification(Purpose.CONFIRM, text, current, pending, scores, candidate=best)
+        return Decision(current, "divergence_pending", store=pending, scores=scores)
+    if own > 0:
+        return Decision(current, "agreement", store=replace(route, last_active=now, candidate=None, counter=0), scores=scores)
+    return Decision(current, "neutral", store=route.touched(now), scores=scores)
+
+
+_UNAVAILABLE = {Outcome.ERROR: "classifier_error", Outcome.BUDGET: "classifier_budget", Outcome.OPEN: "classifier_open"}
+
+
+def resolve(need: NeedsClassification, answer: Classification, rules: ChannelRules, now: float) -> Decision:
+    """Turn the classifier's answer to `need` into a Decision (errors, none: stay)."""
+    default = rules.default_agent
+    chosen = answer.agent if answer.outcome is Outcome.AGENT and answer.agent in rules.agents else None
+    failed = _UNAVAILABLE.get(answer.outcome)
+    scores = need.scores or None
+    if need.purpose is Purpose.FIRST:
+        if failed is not None:
+            return Decision(default, failed, scores=scores, classification=answer)
+        agent = chosen or default
+        new = Route(agent, chosen_at=now, last_active=now)
+        return Decision(agent, "classified" if chosen else "classified_default", store=new, scores=scores, classification=answer)
+    route = need.route
+    assert route is not None
+    if need.purpose is Purpose.RECLASSIFY:
+        if failed is not None:
+            return Decision(route.agent, failed, store=route.touched(now), classification=answer)
+        agent = chosen or default
+        new = Route(agent, chosen_at=now, last_active=now)
+        return Decision(agent, "reclassified" if chosen else "classified_default", store=new, classification=answer)
+    reset = replace(route, last_active=now, candidate=None, counter=0)
+    if failed is not None:
+        return Decision(route.agent, failed, store=reset, scores=scores, classification=answer)
+    if chosen is None or chosen == route.agent:
+        return Decision(route.agent, "llm_rejected", store=reset, scores=scores, classification=answer)
+    new = Route(chosen, chosen_at=now, last_active=now)
+    return Decision(chosen, "llm_confirmed", store=new, scores=scores, classification=answer)

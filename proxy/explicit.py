@@ -1,0 +1,104 @@
+"""Explicit switches: `/agent <name>`, `/agent@<bot> <name>`, `/agent auto`, `/agent`, `@<name>`.
+
+Rules (issue #3, "Explicit switches"):
+- `/agent` is a command only at the start of the text; `/agent@<bot_username>` is recognised when
+  the channel's `bot_username` is set (case-insensitive, Telegram clients append it in groups);
+  a command addressed to another bot is not ours (Telegram Bot API, "Commands").
+- `@<name>` counts anywhere at a word boundary: not preceded by a word character, `.` or `@`
+  (so `ops@billing.example` is an e-mail address), and not continued by a word character, `-`
+  or `.word` (so `@billingbot` and `@billing.example` are longer names). Trailing punctuation
+  ends a mention (`thanks @support!`).
+- Names match case-insensitively against agent names and aliases, then against the leading
+  dash-separated part of a name when exactly one agent has it (`@ops` -> `ops-agent`). Unknown or
+  ambiguous names are ignored (`@dana` is a person). Two or more different agents named in one
+  message: no switch.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from dataclasses import dataclass
+from typing import Iterable
+
+_COMMAND = re.compile(r"^/agent(?:@(?P<bot>[A-Za-z0-9_]+))?(?=\s|$)(?:\s+(?P<arg>\S+))?", re.IGNORECASE)
+_MENTION = re.compile(r"(?<![\w.@])@(?P<name>\w[\w-]*)(?![\w-]|\.\w)")
+
+
+class ExplicitKind(enum.Enum):
+    """What explicit instruction a message carries."""
+
+    NONE = "none"          # no usable instruction: route as usual
+    SWITCH = "switch"      # switch to `ExplicitSwitch.agent`
+    AUTO = "auto"          # `/agent auto`: drop the explicit route, back to auto-routing
+    LIST = "list"          # `/agent` alone: list the agents
+    UNKNOWN = "unknown"    # `/agent <name>` naming no agent (or an ambiguous one): change nothing
+
+
+@dataclass(frozen=True, slots=True)
+class ExplicitSwitch:
+    """Parsed explicit instruction; `agent` is set for SWITCH only."""
+
+    kind: ExplicitKind
+    agent: str | None = None
+
+
+NO_SWITCH = ExplicitSwitch(ExplicitKind.NONE)
+
+
+class AgentNames:
+    """Case-insensitive look-up of agent names, aliases and unique leading name parts."""
+
+    def __init__(self, agents: Iterable[tuple[str, Iterable[str]]]) -> None:
+        self._exact: dict[str, str] = {}
+        prefixes: dict[str, set[str]] = {}
+        for name, aliases in agents:
+            self._exact[name.casefold()] = name
+            for alias in aliases:
+                self._exact.setdefault(alias.casefold(), name)
+            if "-" in name:
+                prefixes.setdefault(name.split("-", 1)[0].casefold(), set()).add(name)
+        self._prefix = {p: next(iter(n)) for p, n in prefixes.items() if len(n) == 1}
+
+    def lookup(self, word: str) -> str | None:
+        """The agent `word` names, or None when unknown or ambiguous."""
+        folded = word.casefold()
+        found = self._exact.get(folded)
+        if found is not None:
+            return found
+        return self._prefix.get(folded)
+
+
+def parse_explicit(text: str | None, names: AgentNames, bot_username: str | None) -> ExplicitSwitch:
+    """Read the explicit instruction in a message text (see the module rules)."""
+    if not text:
+        return NO_SWITCH
+    stripped = text.strip()
+    named: set[str] = set()
+    command = _COMMAND.match(stripped)
+    if command is not None:
+        bot = command.group("bot")
+        if bot is not None and (bot_username is None or bot.casefold() != bot_username.casefold()):
+            command = None  # addressed to another bot, or we do not know our own name
+    if command is not None:
+        arg = command.group("arg")
+        if arg is None:
+            return ExplicitSwitch(ExplicitKind.LIST)
+        if arg.casefold() == "auto":
+            return ExplicitSwitch(ExplicitKind.AUTO)
+        agent = names.lookup(arg.lstrip("@"))
+        if agent is None:
+            return ExplicitSwitch(ExplicitKind.UNKNOWN)
+        named.add(agent)
+        rest = stripped[command.end():]
+    else:
+        rest = stripped
+    for match in _MENTION.finditer(rest):
+        agent = names.lookup(match.group("name"))
+        if agent is not None:
+            named.add(agent)
+    if len(named) == 1:
+        return ExplicitSwitch(ExplicitKind.SWITCH, named.pop())
+    if command is not None:
+        return ExplicitSwitch(ExplicitKind.UNKNOWN)
+    return NO_SWITCH

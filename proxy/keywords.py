@@ -1,0 +1,127 @@
+"""Keyword gate: zero-token scoring of a message against every agent's keywords.
+
+Rules (issue #3, "Keyword gate"): each agent's `keywords` score `strong_weight` points (6) and
+`weak_keywords` `weak_weight` points (1); each distinct keyword counts once per message; matching
+is case-insensitive (casefold) on Unicode word boundaries; a multi-word phrase matches across any
+run of spaces or punctuation ("check in" matches "check-in" and "check   in"); keywords written
+in scripts without spaces (Han, Hiragana, Katakana, Thai, Lao, Khmer, Myanmar) match as
+substrings. Punctuation inside a keyword is a separator too ("b&b" is the phrase "b b").
+
+The message is tokenised once (`\\w+` on the casefolded text); single-word keywords are dict
+look-ups and phrases are checked from their first token, so scoring costs O(tokens), not
+O(keywords).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Iterable, Mapping, Sequence
+
+_WORD = re.compile(r"\w+")
+_NO_SPACE_SCRIPTS = re.compile(
+    "[\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff"
+    "\uf900-\ufaff\uac00-\ud7af]"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class AgentKeywords:
+    """One agent's keyword lists as configured (already merged with its rule pack)."""
+
+    agent: str
+    keywords: Sequence[str] = ()
+    weak_keywords: Sequence[str] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class _Entry:
+    keyword_id: int
+    agent: str
+    points: int
+    rest: tuple[str, ...]  # tokens after the first one (empty for single words)
+
+
+class KeywordScorer:
+    """Scores text against agents' keywords: `scores(text) -> {agent: points}`.
+
+    Agents without any match are absent from the result (their score is 0). Raises nothing;
+    keywords that contain no word character are ignored.
+    """
+
+    def __init__(
+        self,
+        agents: Iterable[AgentKeywords],
+        strong_weight: int = 6,
+        weak_weight: int = 1,
+    ) -> None:
+        self._by_first: dict[str, list[_Entry]] = {}
+        self._substrings: list[tuple[int, str, str, int]] = []
+        self.agents: tuple[str, ...] = ()
+        names = []
+        next_id = 0
+        for agent in agents:
+            names.append(agent.agent)
+            weighted = [(k, strong_weight) for k in agent.keywords]
+            weighted += [(k, weak_weight) for k in agent.weak_keywords]
+            for keyword, points in weighted:
+                folded = keyword.casefold().strip()
+                if _NO_SPACE_SCRIPTS.search(folded):
+                    self._substrings.append((next_id, folded, agent.agent, points))
+                    next_id += 1
+                    continue
+                tokens = _WORD.findall(folded)
+                if not tokens:
+                    continue
+                entry = _Entry(next_id, agent.agent, points, tuple(tokens[1:]))
+                self._by_first.setdefault(tokens[0], []).append(entry)
+                next_id += 1
+        self.agents = tuple(names)
+
+    def scores(self, text: str) -> dict[str, int]:
+        """Raw keyword score per agent for `text` (points; agents with 0 omitted)."""
+        folded = text.casefold()
+        tokens = _WORD.findall(folded)
+        seen: set[int] = set()
+        result: dict[str, int] = {}
+        by_first = self._by_first
+        for i, token in enumerate(tokens):
+            entries = by_first.get(token)
+            if entries is None:
+                continue
+            for entry in entries:
+                if entry.keyword_id in seen:
+                    continue
+                rest = entry.rest
+                if rest and tuple(tokens[i + 1 : i + 1 + len(rest)]) != rest:
+                    continue
+                seen.add(entry.keyword_id)
+                result[entry.agent] = result.get(entry.agent, 0) + entry.points
+        for keyword_id, needle, agent, points in self._substrings:
+            if needle in folded and keyword_id not in seen:
+                seen.add(keyword_id)
+                result[agent] = result.get(agent, 0) + points
+        return result
+
+
+def top_agent(scores: Mapping[str, int]) -> tuple[str | None, int, int]:
+    """The unique top scorer, its score and the runner-up's score.
+
+    Returns (None, top, second) when the maximum is shared or every score is 0.
+    """
+    best: str | None = None
+    top = 0
+    second = 0
+    tie = False
+    for agent, score in scores.items():
+        if score > top:
+            second = top
+            best, top, tie = agent, score, False
+        elif score == top and score > 0:
+            tie = True
+            second = top
+        elif score > second:
+            second = score
+    if tie or top <= 0:
+        return None, top, second
+    return best, top, second

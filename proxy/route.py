@@ -1,0 +1,45 @@
+"""Route: the sticky state of one conversation, as kept in the route store."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, replace
+
+
+@dataclass(frozen=True, slots=True)
+class ConversationKey:
+    """Who a route belongs to (issue #3): channel, chat id, thread id (forum topics only), sender.
+
+    Two members of one group have separate routes; one user in two groups has two routes.
+    """
+
+    channel: str
+    chat_id: str | None
+    thread_id: str | None
+    sender_id: str
+
+    def hashed(self) -> str:
+        """A short stable digest of the key for logs (12 hex chars of SHA-256; no raw ids)."""
+        raw = "\x1f".join((self.channel, self.chat_id or "", self.thread_id or "", self.sender_id))
+        return hashlib.sha256(raw.encode()).hexdigest()[:12]
+
+
+@dataclass(frozen=True, slots=True)
+class Route:
+    """A cached route: the agent, how it was chosen, and the divergence state that lives with it.
+
+    Times are seconds on the router's clock. `chosen_at` is when the agent was classified or
+    explicitly chosen (sticky_ttl re-classifies TTL after it); `last_active` drives the
+    inactivity TTL. `candidate`/`counter` are the pending divergence (sticky_heuristic).
+    """
+
+    agent: str
+    chosen_at: float
+    last_active: float
+    explicit: bool = False
+    candidate: str | None = None
+    counter: int = 0
+
+    def touched(self, now: float) -> "Route":
+        """The same route, active at `now` (inactivity TTL refreshed)."""
+        return replace(self, last_active=now)
