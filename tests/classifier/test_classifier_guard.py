@@ -1,0 +1,419 @@
+"""TokenBucket, CircuitBreaker and GuardedClassifier, driven by a fake clock (no sleeping)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+
+import httpx
+import pytest
+import respx
+
+from groq_fakes import CHAT_URL, FakeClock, completion, request
+from proxy.classifier.base import Classification, ClassificationRequest, Outcome
+from proxy.classifier.guard import BreakerState, CircuitBreaker, GuardedClassifier, TokenBucket
+from proxy.classifier.stats import ClassifierStats
+from proxy.config.model import ClassifierSettings
+
+AGENT = Classification(outcome=Outcome.AGENT, agent="coder", prompt_tokens=100, completion_tokens=2)
+NONE = Classification(
+    outcome=Outcome.NONE, raw_answer="none", prompt_tokens=100, completion_tokens=1
+)
+FAIL = Classification(outcome=Outcome.ERROR, error_kind="server_error")
+
+
+class ScriptedClassifier:
+    """Inner classifier returning scripted results; each call takes `call_s` on the fake clock."""
+
+    name = "scripted"
+
+    def __init__(self, clock: FakeClock, *results: Classification, call_s: float = 0.0) -> None:
+        self.clock = clock
+        self.results = list(results)
+        self.call_s = call_s
+        self.requests: list[ClassificationRequest] = []
+
+    async def classify(self, request: ClassificationRequest) -> Classification:
+        self.requests.append(request)
+        self.clock.advance(self.call_s)
+        return self.results.pop(0)
+
+
+class HangingClassifier:
+    """Inner classifier that never answers (until cancelled)."""
+
+    name = "hanging"
+
+    def __init__(self) -> None:
+        self.started = asyncio.Event()
+
+    async def classify(self, request: ClassificationRequest) -> Classification:
+        self.started.set()
+        await asyncio.Event().wait()
+        raise AssertionError("unreachable")  # pragma: no cover
+
+
+class RaisingClassifier:
+    name = "raising"
+
+    async def classify(self, request: ClassificationRequest) -> Classification:
+        raise RuntimeError("bug")
+
+
+def guard(inner, clock: FakeClock, **settings: object) -> GuardedClassifier:
+    config = ClassifierSettings(**settings)  # type: ignore[arg-type]
+    return GuardedClassifier(inner, config, ClassifierStats(), clock)
+
+
+# ---------------------------------------------------------------- TokenBucket
+
+
+def test_token_bucket_starts_full_and_refills_at_the_rate() -> None:
+    bucket = TokenBucket(rate_per_minute=60, capacity=3, now=0.0)  # 1 token per second
+
+    assert [bucket.take(0.0) for _ in range(4)] == [True, True, True, False]
+    assert bucket.tokens(0.5) == 0.5
+    assert bucket.take(0.5) is False
+    assert bucket.take(1.0) is True
+    assert bucket.tokens(1.0) == 0.0
+
+
+def test_token_bucket_never_exceeds_capacity() -> None:
+    bucket = TokenBucket(rate_per_minute=60, capacity=2, now=0.0)
+    bucket.take(0.0)
+
+    assert bucket.tokens(3600.0) == 2.0
+
+
+def test_token_bucket_does_not_refill_when_the_clock_goes_back() -> None:
+    bucket = TokenBucket(rate_per_minute=60, capacity=1, now=10.0)
+    assert bucket.take(10.0) is True
+
+    assert bucket.tokens(5.0) == 0.0
+    assert bucket.take(10.5) is False
+    assert bucket.take(11.0) is True
+
+
+def test_zero_capacity_bucket_never_gives_a_token() -> None:
+    bucket = TokenBucket(rate_per_minute=0, capacity=0, now=0.0)
+    assert bucket.take(1e9) is False
+
+
+# ---------------------------------------------------------------- CircuitBreaker
+
+
+def test_breaker_opens_after_n_consecutive_failures_and_half_opens_after_cooldown() -> None:
+    breaker = CircuitBreaker(failures=3, cooldown_s=30.0)
+
+    breaker.record_failure(1.0)
+    breaker.record_failure(2.0)
+    assert breaker.state(2.0) is BreakerState.CLOSED
+    breaker.record_failure(3.0)
+
+    assert breaker.state(3.0) is BreakerState.OPEN
+    assert breaker.allow(32.9) is False
+    assert breaker.state(33.0) is BreakerState.HALF_OPEN
+    assert breaker.allow(33.0) is True     # the one trial
+    assert breaker.allow(33.0) is False    # others wait for its verdict
+    breaker.record_success()
+    assert breaker.state(33.0) is BreakerState.CLOSED
+    assert breaker.allow(33.0) is True
+
+
+def test_a_success_resets_the_consecutive_count() -> None:
+    breaker = CircuitBreaker(failures=2, cooldown_s=10.0)
+
+    breaker.record_failure(0.0)
+    breaker.record_success()
+    breaker.record_failure(1.0)
+
+    assert breaker.state(1.0) is BreakerState.CLOSED
+
+
+def test_a_failed_trial_reopens_for_a_full_cooldown() -> None:
+    breaker = CircuitBreaker(failures=1, cooldown_s=10.0)
+    breaker.record_failure(0.0)
+    assert breaker.allow(10.0) is True
+
+    breaker.record_failure(12.0)
+
+    assert breaker.state(21.9) is BreakerState.OPEN
+    assert breaker.state(22.0) is BreakerState.HALF_OPEN
+
+
+def test_released_trial_can_be_taken_again() -> None:
+    breaker = CircuitBreaker(failures=1, cooldown_s=10.0)
+    breaker.record_failure(0.0)
+    assert breaker.allow(10.0) is True
+
+    breaker.release()
+
+    assert breaker.allow(10.0) is True
+
+
+def test_breaker_with_zero_failures_never_opens() -> None:
+    breaker = CircuitBreaker(failures=0, cooldown_s=10.0)
+    for t in range(10):
+        breaker.record_failure(float(t))
+    assert breaker.state(10.0) is BreakerState.CLOSED
+
+
+# ---------------------------------------------------------------- GuardedClassifier: budget
+
+
+async def test_budget_exhaustion_skips_the_classifier_until_the_bucket_refills() -> None:
+    clock = FakeClock(100.0)
+    inner = ScriptedClassifier(clock, AGENT, AGENT, AGENT)
+    guarded = guard(inner, clock, calls_per_minute=2)
+
+    first = await guarded.classify(request())
+    second = await guarded.classify(request())
+    third = await guarded.classify(request())
+
+    assert [r.outcome for r in (first, second, third)] == [
+        Outcome.AGENT, Outcome.AGENT, Outcome.BUDGET,
+    ]
+    assert third == Classification(outcome=Outcome.BUDGET)
+    assert len(inner.requests) == 2
+    clock.advance(29.0)
+    assert (await guarded.classify(request())).outcome is Outcome.BUDGET
+    clock.advance(1.0)  # 30 s at 2 calls per minute = one token
+    assert (await guarded.classify(request())).outcome is Outcome.AGENT
+    assert len(inner.requests) == 3
+    assert guarded.stats.snapshot()["channels"]["telegram"]["budget_skips"] == 2
+
+
+async def test_budget_is_per_channel() -> None:
+    clock = FakeClock()
+    inner = ScriptedClassifier(clock, AGENT, AGENT)
+    guarded = guard(inner, clock, calls_per_minute=1)
+
+    a = await guarded.classify(request(channel="telegram"))
+    b = await guarded.classify(request(channel="telegram"))
+    c = await guarded.classify(request(channel="whatsapp"))
+
+    assert [r.outcome for r in (a, b, c)] == [Outcome.AGENT, Outcome.BUDGET, Outcome.AGENT]
+
+
+async def test_zero_calls_per_minute_never_calls() -> None:
+    clock = FakeClock()
+    inner = ScriptedClassifier(clock)
+    guarded = guard(inner, clock, calls_per_minute=0)
+
+    assert (await guarded.classify(request())).outcome is Outcome.BUDGET
+    clock.advance(3600.0)
+    assert (await guarded.classify(request())).outcome is Outcome.BUDGET
+    assert inner.requests == []
+
+
+async def test_unprotected_guard_has_no_budget_or_breaker() -> None:
+    clock = FakeClock()
+    inner = ScriptedClassifier(clock, FAIL, FAIL, AGENT)
+    guarded = GuardedClassifier(
+        inner, ClassifierSettings(calls_per_minute=1, breaker_failures=1), ClassifierStats(), clock,
+        protect=False,
+    )
+
+    results = [await guarded.classify(request()) for _ in range(3)]
+
+    assert [r.outcome for r in results] == [Outcome.ERROR, Outcome.ERROR, Outcome.AGENT]
+
+
+# ---------------------------------------------------------------- GuardedClassifier: breaker
+
+
+async def test_breaker_opens_after_n_failures_and_closes_after_a_successful_trial() -> None:
+    clock = FakeClock(0.0)
+    inner = ScriptedClassifier(clock, FAIL, FAIL, NONE, AGENT)
+    guarded = guard(inner, clock, breaker_failures=2, breaker_cooldown_s=10.0)
+
+    assert (await guarded.classify(request())).outcome is Outcome.ERROR
+    assert (await guarded.classify(request())).outcome is Outcome.ERROR
+    skipped = await guarded.classify(request())
+    clock.advance(9.999)
+    still_skipped = await guarded.classify(request())
+
+    assert skipped == still_skipped == Classification(outcome=Outcome.OPEN)
+    assert len(inner.requests) == 2
+    clock.advance(0.001)
+    assert guarded.breaker.state(clock()) is BreakerState.HALF_OPEN
+    assert (await guarded.classify(request())).outcome is Outcome.NONE   # trial succeeds
+    assert guarded.breaker.state(clock()) is BreakerState.CLOSED
+    assert (await guarded.classify(request())).outcome is Outcome.AGENT
+    snapshot = guarded.stats.snapshot()["total"]
+    assert snapshot["open_skips"] == 2
+    assert snapshot["failures"]["server_error"] == 2
+    assert snapshot["calls"] == 4
+
+
+async def test_failed_trial_reopens_the_breaker() -> None:
+    clock = FakeClock(0.0)
+    inner = ScriptedClassifier(clock, FAIL, FAIL)
+    guarded = guard(inner, clock, breaker_failures=1, breaker_cooldown_s=5.0)
+
+    await guarded.classify(request())
+    clock.advance(5.0)
+    trial = await guarded.classify(request())
+    after = await guarded.classify(request())
+
+    assert (trial.outcome, after.outcome) == (Outcome.ERROR, Outcome.OPEN)
+    assert guarded.breaker.state(clock() + 4.9) is BreakerState.OPEN
+
+
+async def test_budget_skip_in_half_open_keeps_the_trial_for_later() -> None:
+    clock = FakeClock(0.0)
+    inner = ScriptedClassifier(clock, FAIL, AGENT)
+    guarded = guard(inner, clock, breaker_failures=1, breaker_cooldown_s=10.0, calls_per_minute=1)
+
+    await guarded.classify(request())              # spends the only token, opens the breaker
+    clock.advance(10.0)                            # half-open, but only 1/6 of a token back
+    assert (await guarded.classify(request())).outcome is Outcome.BUDGET
+    clock.advance(50.0)                            # a full token again
+    assert (await guarded.classify(request())).outcome is Outcome.AGENT
+    assert guarded.breaker.state(clock()) is BreakerState.CLOSED
+
+
+async def test_cancelled_trial_is_released() -> None:
+    clock = FakeClock(0.0)
+    hanging = HangingClassifier()
+    settings = ClassifierSettings(breaker_failures=1, breaker_cooldown_s=10.0, timeout_s=60.0)
+    guarded = GuardedClassifier(hanging, settings, ClassifierStats(), clock)
+    guarded.breaker.record_failure(0.0)
+    clock.advance(10.0)
+
+    task = asyncio.create_task(guarded.classify(request()))
+    await asyncio.wait_for(hanging.started.wait(), timeout=10)
+    assert (await guarded.classify(request())).outcome is Outcome.OPEN  # trial in flight
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+
+    assert guarded.breaker.allow(clock()) is True
+
+
+# ---------------------------------------------------------------- GuardedClassifier: timeout
+
+
+async def test_hard_timeout_turns_a_hanging_classifier_into_a_timeout_error() -> None:
+    clock = FakeClock()
+    hanging = HangingClassifier()
+    settings = ClassifierSettings(timeout_s=0.01, breaker_failures=1)
+    guarded = GuardedClassifier(hanging, settings, ClassifierStats(), clock)
+
+    result = await asyncio.wait_for(guarded.classify(request()), timeout=10)
+
+    assert result == Classification(outcome=Outcome.ERROR, error_kind="timeout")
+    assert guarded.stats.snapshot()["total"]["failures"]["timeout"] == 1
+    assert guarded.breaker.state(clock()) is BreakerState.OPEN
+
+
+async def test_a_classifier_that_raises_is_an_error_not_a_crash() -> None:
+    clock = FakeClock()
+    guarded = guard(RaisingClassifier(), clock)
+
+    result = await guarded.classify(request())
+
+    assert result == Classification(outcome=Outcome.ERROR, error_kind="error")
+    assert guarded.stats.snapshot()["total"]["failures"]["error"] == 1
+
+
+async def test_latency_is_measured_with_the_injected_clock() -> None:
+    clock = FakeClock(0.0)
+    inner = ScriptedClassifier(clock, AGENT, call_s=0.25)
+    guarded = guard(inner, clock)
+
+    result = await guarded.classify(request())
+
+    assert result.latency_s == 0.25
+    assert guarded.stats.snapshot()["total"]["latency_ms"]["max"] == 250.0
+
+
+# ---------------------------------------------------------------- GuardedClassifier: logging
+
+
+async def test_one_log_line_per_call_without_message_text(caplog: pytest.LogCaptureFixture) -> None:
+    clock = FakeClock(0.0)
+    guarded = guard(ScriptedClassifier(clock, AGENT, call_s=0.125), clock)
+    caplog.set_level(logging.INFO, logger="stickyroute.classifier")
+
+    await guarded.classify(request("secret plans for the refactor"))
+
+    records = [r for r in caplog.records if r.name == "stickyroute.classifier"]
+    assert len(records) == 1
+    assert records[0].getMessage() == (
+        'classifier channel="telegram" provider="scripted" outcome="agent" agent="coder" '
+        "error_kind=null latency_ms=125.0 prompt_tokens=100 completion_tokens=2"
+    )
+    assert records[0].classifier == {  # type: ignore[attr-defined]
+        "channel": "telegram", "provider": "scripted", "outcome": "agent", "agent": "coder",
+        "error_kind": None, "latency_ms": 125.0, "prompt_tokens": 100, "completion_tokens": 2,
+    }
+    assert "secret" not in caplog.text
+
+
+async def test_log_text_adds_the_message_and_answer(caplog: pytest.LogCaptureFixture) -> None:
+    clock = FakeClock(0.0)
+    guarded = GuardedClassifier(
+        ScriptedClassifier(clock, NONE), ClassifierSettings(), ClassifierStats(), clock,
+        log_text=True,
+    )
+    caplog.set_level(logging.INFO, logger="stickyroute.classifier")
+
+    await guarded.classify(request('say "hi"'))
+
+    (record,) = [r for r in caplog.records if r.name == "stickyroute.classifier"]
+    assert record.getMessage().endswith(' text="say \\"hi\\"" answer="none"')
+    assert record.classifier["text"] == 'say "hi"'  # type: ignore[attr-defined]
+
+
+async def test_skips_are_logged_too(caplog: pytest.LogCaptureFixture) -> None:
+    clock = FakeClock(0.0)
+    guarded = guard(ScriptedClassifier(clock), clock, calls_per_minute=0)
+    caplog.set_level(logging.INFO, logger="stickyroute.classifier")
+
+    await guarded.classify(request())
+
+    (record,) = [r for r in caplog.records if r.name == "stickyroute.classifier"]
+    fields = record.classifier  # type: ignore[attr-defined]
+    assert json.loads(json.dumps(fields))["outcome"] == "budget"
+
+
+# ---------------------------------------------------------------- guard + Groq end to end
+
+
+async def test_groq_failures_and_tokens_are_accounted_through_the_guard(
+    groq_api: respx.MockRouter, make_groq
+) -> None:
+    groq_api.post(CHAT_URL).mock(side_effect=[
+        httpx.Response(200, json=completion("coder", 120, 2)),
+        httpx.Response(429, json={"error": {"message": "slow down"}}),
+        httpx.Response(500, json={"error": {"message": "boom"}}),
+        httpx.ConnectError("refused"),
+        httpx.ReadTimeout("slow"),
+        httpx.Response(200, json=completion("I think coder", 130, 4)),
+        httpx.Response(200, json={"choices": []}),
+    ])
+    clock = FakeClock(0.0)
+    settings = ClassifierSettings(breaker_failures=100)
+    guarded = GuardedClassifier(make_groq(settings), settings, ClassifierStats(), clock)
+
+    outcomes = [(r.outcome, r.agent, r.error_kind)
+                for r in [await guarded.classify(request()) for _ in range(7)]]
+
+    assert outcomes == [
+        (Outcome.AGENT, "coder", None),
+        (Outcome.ERROR, None, "rate_limit"),
+        (Outcome.ERROR, None, "server_error"),
+        (Outcome.ERROR, None, "server_error"),
+        (Outcome.ERROR, None, "timeout"),
+        (Outcome.NONE, None, None),
+        (Outcome.ERROR, None, "unparseable"),
+    ]
+    total = guarded.stats.snapshot()["total"]
+    assert total["calls"] == 7
+    assert total["successes"] == 2
+    assert (total["agent_answers"], total["none_answers"], total["answers_unmatched"]) == (1, 1, 1)
+    assert total["failures"] == {"timeout": 1, "rate_limit": 1, "server_error": 2, "unparseable": 1}
+    assert (total["prompt_tokens"], total["completion_tokens"]) == (250, 6)
+    assert guarded.name == "groq"
