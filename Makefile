@@ -1,0 +1,34 @@
+# stickyroute: `make run` starts the proxy with demo agents on config/proxy.toml; `make test` runs the suite.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed-stamp
+CONFIG ?= config/proxy.toml
+
+.PHONY: install run test bench eval check clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[test,eval]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+run: install
+	$(VENV)/bin/stickyroute serve --config $(CONFIG) --demo-agents
+
+test: install
+	$(PY) -m pytest
+
+check: install
+	$(VENV)/bin/stickyroute check $(CONFIG)
+
+bench: install
+	$(PY) bench/run.py
+
+eval: install
+	$(VENV)/bin/stickyroute replay ../shared/corpus/dev.jsonl --agents ../shared/corpus/agents.toml --strategy all --classifier oracle
+
+clean:
+	rm -rf $(VENV) *.egg-info .pytest_cache

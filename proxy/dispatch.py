@@ -1,0 +1,210 @@
+"""Dispatch: the one async driver of a webhook request, from inbound bytes to the relayed reply.
+
+    inbound ─▶ verify (secret token / X-Hub-Signature-256) ─▶ parse (channels/) ─▶ redelivery?
+            ─▶ route every envelope (router) ─▶ forward the same bytes (forwarder) ─▶ Outbound
+
+Reads the clock once per request. Nothing the proxy parses can produce a 5xx: a body that is
+not a known shape goes to the channel default unchanged (reason `unparsed`); only an agent that
+is down (502) or too slow (504) does, so the platform retries and nothing is lost.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass
+from typing import Callable
+from urllib.parse import parse_qsl
+
+from cachetools import TTLCache
+
+from . import channels
+from .channels.whatsapp_batch import sign, split_body
+from .config.model import Channel, ChannelType, Config
+from .engine import Decision
+from .envelope import Envelope
+from .errors import UnparsedUpdate, UpstreamError
+from .forwarder import Forwarder, upstream_url
+from .headers import TrustedProxies, upstream_request_headers, relay_response_headers
+from .redelivery import ClaimState, DeliveryMemory
+from .replies import Outbound, agent_list_reply, text_reply
+from .router import Router
+from .security import check_meta_signature, check_telegram_secret, verification_reply
+
+log = logging.getLogger("stickyroute.dispatch")
+
+DELIVERY_TTL_S = 24 * 3600.0
+
+
+@dataclass(frozen=True, slots=True)
+class Inbound:
+    """One inbound webhook request as the ASGI shell read it (body read once, bytes)."""
+
+    method: str
+    path: str
+    raw_path: bytes
+    query: bytes
+    headers: list[tuple[bytes, bytes]]
+    body: bytes
+    client_ip: str
+    scheme: str
+    host: str
+
+
+class Dispatcher:
+    """Handles inbound requests of every channel; one per running config."""
+
+    def __init__(self, config: Config, router: Router, forwarder: Forwarder, clock: Callable[[], float],
+                 recorder: Callable[[Inbound, float], None] | None = None) -> None:
+        self.config = config
+        self.router = router
+        self.forwarder = forwarder
+        self.clock = clock
+        self.recorder = recorder
+        self.trusted = TrustedProxies.from_cidrs(config.server.trusted_proxies)
+        self.deliveries: DeliveryMemory[Outbound] = DeliveryMemory(ttl_s=DELIVERY_TTL_S, timer=clock)
+        self._decisions: TTLCache[tuple[str, str], Decision] = TTLCache(maxsize=100_000, ttl=DELIVERY_TTL_S, timer=clock)
+
+    async def handle(self, channel: Channel, inbound: Inbound) -> Outbound:
+        """Answer one request on `channel`'s path (never raises for bad input)."""
+        if inbound.method == "GET" and channel.type is ChannelType.WHATSAPP and channel.verify_token:
+            answer = verification_reply(dict(parse_qsl(inbound.query.decode("latin-1"))), channel.verify_token)
+            if answer is not None:
+                return text_reply(answer[0], answer[1])
+        if not self._authentic(channel, inbound):
+            log.warning("rejected request on %s: authentication failed", channel.name)
+            return text_reply(401, "unauthorized")
+        now = self.clock()
+        if self.recorder is not None:
+            self.recorder(inbound, now)
+        if inbound.method != "POST":
+            return await self._forward(channel, inbound, Decision(channel.default_agent, "default"), inbound.body)
+        try:
+            envelopes = channels.parse(channel.type.value, inbound.body, channel.name)
+        except UnparsedUpdate as exc:
+            log.warning("unparsed update on %s forwarded to %s: %s", channel.name, channel.default_agent, exc)
+            return await self._forward(channel, inbound, Decision(channel.default_agent, "unparsed"), inbound.body)
+        if channel.type is ChannelType.TELEGRAM:
+            return await self._single(channel, inbound, envelopes[0], now)
+        return await self._batch(channel, inbound, envelopes, now)
+
+    def _authentic(self, channel: Channel, inbound: Inbound) -> bool:
+        if channel.type is ChannelType.TELEGRAM and channel.secret_token:
+            return check_telegram_secret(inbound.headers, channel.secret_token)
+        if channel.type is ChannelType.WHATSAPP and channel.app_secret and inbound.method == "POST":
+            return check_meta_signature(inbound.body, inbound.headers, channel.app_secret)
+        return True
+
+    async def _decide(self, channel: Channel, envelope: Envelope, now: float) -> Decision:
+        """The routing decision, reusing the first one for a redelivered update."""
+        key = (channel.name, envelope.delivery_id) if envelope.delivery_id else None
+        if key is not None and key in self._decisions:
+            return self._decisions[key]
+        decision = await self.router.route(channel.name, envelope, now)
+        if key is not None:
+            self._decisions[key] = decision
+        return decision
+
+    async def _single(self, channel: Channel, inbound: Inbound, envelope: Envelope, now: float) -> Outbound:
+        """A one-update POST (Telegram): redelivery memory keyed by `update_id`."""
+        if envelope.delivery_id is None:
+            decision = await self.router.route(channel.name, envelope, now)
+            return await self._answer(channel, inbound, envelope, decision)
+        key = (channel.name, envelope.delivery_id)
+        claim = self.deliveries.begin(key)
+        if claim.state is not ClaimState.FIRST:
+            try:
+                return _as_redelivery(await claim.wait())
+            except Exception:  # the first attempt died without an answer: try again ourselves
+                claim = self.deliveries.begin(key)
+                if claim.state is not ClaimState.FIRST:
+                    return _as_redelivery(await claim.wait())
+        try:
+            decision = await self._decide(channel, envelope, now)
+            reply = await self._answer(channel, inbound, envelope, decision)
+        except BaseException as exc:
+            self.deliveries.fail(key, exc)
+            raise
+        if reply.ok:
+            self.deliveries.complete(key, reply)
+        else:
+            self.deliveries.fail(key, reply)
+        return reply
+
+    async def _answer(self, channel: Channel, inbound: Inbound, envelope: Envelope, decision: Decision) -> Outbound:
+        if decision.list_agents:
+            return agent_list_reply(self.config, envelope, decision.agent)
+        return await self._forward(channel, inbound, decision, inbound.body)
+
+    async def _batch(self, channel: Channel, inbound: Inbound, envelopes: tuple[Envelope, ...], now: float) -> Outbound:
+        """A WhatsApp POST of 1..n items: forward whole, split per agent, or skip delivered parts."""
+        ids = list(dict.fromkeys(e.delivery_id for e in envelopes if e.delivery_id))
+        claims = self.deliveries.begin_many(channel.name, ids)
+        waiting = [i for i, c in claims.items() if c.state is ClaimState.IN_FLIGHT]
+        if waiting:  # wait for the first attempts; ids whose attempt failed are ours to retry
+            await asyncio.gather(*(claims[i].wait() for i in waiting), return_exceptions=True)
+            claims.update(self.deliveries.begin_many(channel.name, waiting))
+        owned = [i for i, c in claims.items() if c.state is ClaimState.FIRST]
+        if ids and not owned:
+            return text_reply(200, "ok", reason="redelivery")
+        mine = set(owned)
+        pending = [e for e in envelopes if not e.delivery_id or e.delivery_id in mine]
+        try:
+            reply = await self._forward_items(channel, inbound, envelopes, pending, now)
+        except BaseException as exc:
+            self.deliveries.fail_many(channel.name, owned, exc)
+            raise
+        if reply.ok:
+            self.deliveries.complete_many(channel.name, owned, reply)
+        else:
+            self.deliveries.fail_many(channel.name, owned, reply)
+        return reply
+
+    async def _forward_items(self, channel: Channel, inbound: Inbound, envelopes: tuple[Envelope, ...],
+                             pending: list[Envelope], now: float) -> Outbound:
+        groups: dict[str, list[tuple[Envelope, Decision]]] = {}
+        for envelope in pending:
+            decision = await self._decide(channel, envelope, now)
+            groups.setdefault(decision.agent, []).append((envelope, decision))
+        if len(groups) == 1 and len(pending) == len(envelopes):
+            agent, items = next(iter(groups.items()))
+            reasons = ",".join(dict.fromkeys(d.reason for _, d in items))
+            return await self._forward(channel, inbound, Decision(agent, reasons), inbound.body)
+        log.info("mixed batch on %s split into %d part(s)", channel.name, len(groups))
+        bodies = split_body(inbound.body, {a: [e.item_path for e, _ in items] for a, items in groups.items()})
+        replies = await asyncio.gather(*(
+            self._forward(channel, inbound, Decision(a, ",".join(dict.fromkeys(d.reason for _, d in items))),
+                          bodies[a], signed=True)
+            for a, items in groups.items()
+        ))
+        if all(r.ok for r in replies):
+            return text_reply(200, "ok")
+        failed = [r.status for r in replies if not r.ok]
+        return text_reply(502, f"{len(failed)} of {len(replies)} parts failed: {failed}")
+
+    async def _forward(self, channel: Channel, inbound: Inbound, decision: Decision, body: bytes,
+                       signed: bool = False) -> Outbound:
+        agent = self.config.agents[decision.agent]
+        url = agent.channel_urls.get(channel.name) or upstream_url(agent.url, inbound.raw_path, inbound.query)
+        headers = upstream_request_headers(
+            inbound.headers, client_ip=inbound.client_ip, scheme=inbound.scheme, host=inbound.host,
+            peer_trusted=inbound.client_ip in self.trusted, agent=decision.agent, reason=decision.reason,
+        )
+        if signed:
+            headers = [h for h in headers if h[0].lower() != b"x-hub-signature-256"]
+            if channel.app_secret:
+                headers.append((b"x-hub-signature-256", sign(body, channel.app_secret).encode()))
+        try:
+            reply = await self.forwarder.forward(inbound.method, url, headers, body)
+        except UpstreamError as exc:
+            log.warning("upstream %s failed for %s: %s", decision.agent, channel.name, exc)
+            return text_reply(exc.status_code, f"upstream {decision.agent} failed: {exc}", decision.reason)
+        return Outbound(reply.status, relay_response_headers(reply.headers), reply.body)
+
+
+def _as_redelivery(reply: Outbound | None) -> Outbound:
+    """The stored answer of the first attempt, marked as a redelivery."""
+    if reply is None:
+        return text_reply(200, "ok", reason="redelivery")
+    headers = [h for h in reply.headers if h[0].lower() != b"x-stickyroute-reason"]
+    return Outbound(reply.status, headers + [(b"x-stickyroute-reason", b"redelivery")], reply.body)

@@ -1,0 +1,75 @@
+"""`stickyroute serve` and `stickyroute stats`: run the proxy; print a running proxy's stats."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import sys
+
+import httpx
+
+from .config import load_config
+from .errors import ConfigError
+
+
+def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
+    """Options of `stickyroute serve`."""
+    parser.add_argument("--config", required=True, help="path of the TOML config")
+    parser.add_argument("--host", help="listen address (overrides server.host)")
+    parser.add_argument("--port", type=int, help="listen port (overrides server.port)")
+    parser.add_argument("--record", metavar="FILE", help="append every inbound webhook to FILE (JSON lines)")
+    parser.add_argument("--demo-agents", action="store_true",
+                        help="also start a logging demo agent on every loopback agent URL")
+
+
+def run_serve(args: argparse.Namespace) -> int:
+    """Serve until interrupted; exit 2 on a config error (every problem printed)."""
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.getLogger("httpx").setLevel(logging.WARNING)
+    try:
+        config = load_config(args.config)
+    except ConfigError as exc:
+        for problem in exc.problems:
+            print(problem, file=sys.stderr)
+        return 2
+    recorder = None
+    if args.record:
+        from .recording import Recorder
+
+        recorder = Recorder(args.record, config)
+    from .service import serve
+
+    try:
+        asyncio.run(serve(config, args.host, args.port, recorder=recorder, demo=args.demo_agents))
+    except KeyboardInterrupt:
+        pass
+    return 0
+
+
+def add_stats_arguments(parser: argparse.ArgumentParser) -> None:
+    """Options of `stickyroute stats`."""
+    parser.add_argument("--config", default="config/proxy.toml", help="config whose [admin] listener to ask")
+    parser.add_argument("--url", help="admin base URL (overrides the config), e.g. http://127.0.0.1:9090")
+
+
+def run_stats(args: argparse.Namespace) -> int:
+    """Print the JSON of GET /stats from the admin listener; exit 1 when it cannot be reached."""
+    base = args.url
+    if base is None:
+        try:
+            admin = load_config(args.config).admin
+        except ConfigError as exc:
+            for problem in exc.problems:
+                print(problem, file=sys.stderr)
+            return 2
+        base = f"http://{admin.host}:{admin.port}"
+    try:
+        response = httpx.get(base.rstrip("/") + "/stats", timeout=5.0)
+        response.raise_for_status()
+    except httpx.HTTPError as exc:
+        print(f"stickyroute stats: cannot read {base}/stats: {exc}", file=sys.stderr)
+        return 1
+    print(json.dumps(response.json(), indent=2, sort_keys=True))
+    return 0
