@@ -149,34 +149,44 @@ class Dispatcher:
             return text_reply(200, "ok", reason="redelivery")
         mine = set(owned)
         pending = [e for e in envelopes if not e.delivery_id or e.delivery_id in mine]
+        outcomes: dict[str, Outbound] = {}
         try:
-            reply = await self._forward_items(channel, inbound, envelopes, pending, now)
+            reply = await self._forward_items(channel, inbound, envelopes, pending, now, outcomes)
         except BaseException as exc:
-            self.deliveries.fail_many(channel.name, owned, exc)
+            self.deliveries.fail_many(channel.name, [i for i in owned if i not in outcomes], exc)
             raise
-        if reply.ok:
-            self.deliveries.complete_many(channel.name, owned, reply)
-        else:
-            self.deliveries.fail_many(channel.name, owned, reply)
+        finally:
+            for delivery_id, part in outcomes.items():
+                if part.ok:
+                    self.deliveries.complete((channel.name, delivery_id), part)
+                else:
+                    self.deliveries.fail((channel.name, delivery_id), part)
         return reply
 
     async def _forward_items(self, channel: Channel, inbound: Inbound, envelopes: tuple[Envelope, ...],
-                             pending: list[Envelope], now: float) -> Outbound:
+                             pending: list[Envelope], now: float, outcomes: dict[str, Outbound]) -> Outbound:
+        """Route `pending` items and forward them (whole body, or one re-signed part per agent);
+        record each delivery id's part reply in `outcomes`. 200 only when every part got a 2xx."""
         groups: dict[str, list[tuple[Envelope, Decision]]] = {}
         for envelope in pending:
             decision = await self._decide(channel, envelope, now)
             groups.setdefault(decision.agent, []).append((envelope, decision))
-        if len(groups) == 1 and len(pending) == len(envelopes):
-            agent, items = next(iter(groups.items()))
-            reasons = ",".join(dict.fromkeys(d.reason for _, d in items))
-            return await self._forward(channel, inbound, Decision(agent, reasons), inbound.body)
-        log.info("mixed batch on %s split into %d part(s)", channel.name, len(groups))
-        bodies = split_body(inbound.body, {a: [e.item_path for e, _ in items] for a, items in groups.items()})
-        replies = await asyncio.gather(*(
-            self._forward(channel, inbound, Decision(a, ",".join(dict.fromkeys(d.reason for _, d in items))),
-                          bodies[a], signed=True)
-            for a, items in groups.items()
-        ))
+        whole = len(groups) == 1 and len(pending) == len(envelopes)
+        if not whole:
+            log.info("mixed batch on %s split into %d part(s)", channel.name, len(groups))
+            bodies = split_body(inbound.body, {a: [e.item_path for e, _ in items] for a, items in groups.items()})
+        parts = []
+        for agent, items in groups.items():
+            decision = Decision(agent, ",".join(dict.fromkeys(d.reason for _, d in items)))
+            body = inbound.body if whole else bodies[agent]
+            parts.append(self._forward(channel, inbound, decision, body, signed=not whole))
+        replies = await asyncio.gather(*parts)
+        for (_agent, items), part in zip(groups.items(), replies):
+            for envelope, _ in items:
+                if envelope.delivery_id:
+                    outcomes[envelope.delivery_id] = part
+        if whole:
+            return replies[0]
         if all(r.ok for r in replies):
             return text_reply(200, "ok")
         failed = [r.status for r in replies if not r.ok]
