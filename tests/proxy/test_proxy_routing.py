@@ -120,3 +120,14 @@ async def test_groq_failure_routes_first_message_to_default_without_caching(tmp_
         assert [r.header_values(b"x-stickyroute-reason") for r in ups["general"].requests] == [[b"classifier_error"]]
         assert [r.header_values(b"x-stickyroute-reason") for r in ups["coder"].requests] == [[b"classified"]]
         assert stats["classifier"]["total"]["failures"]["server_error"] == 1
+
+
+async def test_readme_sticky_heuristic_worked_example(tmp_path, groq):
+    """The README's sticky_heuristic table, row by row."""
+    steps = [(0, "please refactor this python function"), (60, "can you also add a docstring to it"),
+             (60, "the kubernetes pods keep crashing after deploy"), (60, "kubernetes pods are still crashing, any idea?"),
+             (60, "and the k8s deploy logs say what")]
+    got, calls, _ = await play(tmp_path, "sticky_heuristic", ["coder", "ops"], steps, groq)
+    assert got == [("coder", "classified"), ("coder", "neutral"), ("coder", "divergence_pending"),
+                   ("ops", "llm_confirmed"), ("ops", "agreement")]
+    assert len(calls) == 2
