@@ -87,8 +87,15 @@ def is_acknowledgement(text: str, acknowledgements: frozenset[str]) -> bool:
 
 
 def is_short(text: str, short_chars: int) -> bool:
-    """True when `text` has fewer than `short_chars` characters (not bytes) after trimming."""
-    return len(text.strip()) < short_chars
+    """True when `text` has fewer than `short_chars` characters (not bytes) after trimming.
+
+    Characters are counted in NFC form, so an accent typed as a combining mark ("e" + U+0301)
+    counts once, as it shows.
+    """
+    core = text.strip()
+    if not core.isascii():
+        core = unicodedata.normalize("NFC", core)
+    return len(core) < short_chars
 
 
 def decide(envelope: Envelope, route: Route | None, rules: ChannelRules, now: float) -> Decision | NeedsClassification:
@@ -160,8 +167,12 @@ def _heuristic(text: str, route: Route, rules: ChannelRules, now: float) -> Deci
     own = scores.get(current, 0)
     effective = dict(scores)
     effective[current] = own + settings.sticky_bonus
-    best, top, _second = top_agent(effective)
+    best, top, second = top_agent(effective)
     if best is not None and best != current and scores.get(best, 0) >= settings.confidence_threshold:
+        switch = settings.keyword_switch_margin
+        if switch is not None and top - second >= switch:
+            new = Route(best, chosen_at=now, last_active=now)
+            return Decision(best, "keywords", store=new, scores=scores)
         counter = route.counter + 1 if route.candidate == best else 1
         pending = replace(route, last_active=now, candidate=best, counter=counter)
         early = settings.early_confirm_margin

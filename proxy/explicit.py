@@ -8,6 +8,7 @@ Rules (issue #3, "Explicit switches"):
   (so `ops@billing.example` is an e-mail address), and not continued by a word character, `-`
   or `.word` (so `@billingbot` and `@billing.example` are longer names). Trailing punctuation
   ends a mention (`thanks @support!`).
+- `/agent <name>` ignores punctuation right after the name (`/agent billing, please`).
 - Names match case-insensitively against agent names and aliases, then against the leading
   dash-separated part of a name when exactly one agent has it (`@ops` -> `ops-agent`). Unknown or
   ambiguous names are ignored (`@dana` is a person). Two or more different agents named in one
@@ -22,6 +23,7 @@ from dataclasses import dataclass
 from typing import Iterable
 
 _COMMAND = re.compile(r"^/agent(?:@(?P<bot>[A-Za-z0-9_]+))?(?=\s|$)(?:\s+(?P<arg>\S+))?", re.IGNORECASE)
+_TRAILING_PUNCTUATION = re.compile(r"[^\w-]+$")
 _MENTION = re.compile(r"(?<![\w.@])@(?P<name>\w[\w-]*)(?![\w-]|\.\w)")
 
 
@@ -84,9 +86,10 @@ def parse_explicit(text: str | None, names: AgentNames, bot_username: str | None
         arg = command.group("arg")
         if arg is None:
             return ExplicitSwitch(ExplicitKind.LIST)
-        if arg.casefold() == "auto":
+        name = _TRAILING_PUNCTUATION.sub("", arg).lstrip("@")
+        if name.casefold() == "auto":
             return ExplicitSwitch(ExplicitKind.AUTO)
-        agent = names.lookup(arg.lstrip("@"))
+        agent = names.lookup(name)
         if agent is None:
             return ExplicitSwitch(ExplicitKind.UNKNOWN)
         named.add(agent)

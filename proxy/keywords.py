@@ -6,6 +6,10 @@ is case-insensitive (casefold) on Unicode word boundaries; a multi-word phrase m
 run of spaces or punctuation ("check in" matches "check-in" and "check   in"); keywords written
 in scripts without spaces (Han, Hiragana, Katakana, Thai, Lao, Khmer, Myanmar) match as
 substrings. Punctuation inside a keyword is a separator too ("b&b" is the phrase "b b").
+Text and keywords are compared in NFC form ("cafe" + U+0301 is the word "café"); a letter run is
+broken where a script without spaces starts or ends (Unicode UAX #29: "用docker部署" contains
+the word "docker"). A keyword listed twice for one agent (any spelling that folds to the same
+words, or in both lists) counts once, at its higher weight.
 
 The message is tokenised once (`\\w+` on the casefolded text); single-word keywords are dict
 look-ups and phrases are checked from their first token, so scoring costs O(tokens), not
@@ -15,14 +19,25 @@ O(keywords).
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass
 from typing import Iterable, Mapping, Sequence
 
-_WORD = re.compile(r"\w+")
-_NO_SPACE_SCRIPTS = re.compile(
-    "[\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff"
-    "\uf900-\ufaff\uac00-\ud7af]"
+_NO_SPACE_RANGES = (
+    "\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff"
+    "\uf900-\ufaff\uac00-\ud7af"
 )
+_NO_SPACE_SCRIPTS = re.compile(f"[{_NO_SPACE_RANGES}]")
+_WORD = re.compile(f"[^\\W{_NO_SPACE_RANGES}]+")
+"""A word: a run of word characters outside the scripts without spaces (those match as substrings)."""
+
+
+def _fold(text: str) -> str:
+    """Casefolded NFC text (the form both keywords and messages are matched in)."""
+    folded = text.casefold()
+    if folded.isascii():
+        return folded
+    return unicodedata.normalize("NFC", folded)
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,23 +79,26 @@ class KeywordScorer:
             names.append(agent.agent)
             weighted = [(k, strong_weight) for k in agent.keywords]
             weighted += [(k, weak_weight) for k in agent.weak_keywords]
+            distinct: dict[str | tuple[str, ...], int] = {}
             for keyword, points in weighted:
-                folded = keyword.casefold().strip()
-                if _NO_SPACE_SCRIPTS.search(folded):
-                    self._substrings.append((next_id, folded, agent.agent, points))
-                    next_id += 1
-                    continue
-                tokens = _WORD.findall(folded)
-                if not tokens:
-                    continue
-                entry = _Entry(next_id, agent.agent, points, tuple(tokens[1:]))
-                self._by_first.setdefault(tokens[0], []).append(entry)
+                folded = _fold(keyword).strip()
+                form: str | tuple[str, ...] = folded
+                if not _NO_SPACE_SCRIPTS.search(folded):
+                    form = tuple(_WORD.findall(folded))
+                if form:
+                    distinct[form] = max(points, distinct.get(form, points))
+            for form, points in distinct.items():
+                if isinstance(form, str):
+                    self._substrings.append((next_id, form, agent.agent, points))
+                else:
+                    entry = _Entry(next_id, agent.agent, points, form[1:])
+                    self._by_first.setdefault(form[0], []).append(entry)
                 next_id += 1
         self.agents = tuple(names)
 
     def scores(self, text: str) -> dict[str, int]:
         """Raw keyword score per agent for `text` (points; agents with 0 omitted)."""
-        folded = text.casefold()
+        folded = _fold(text)
         tokens = _WORD.findall(folded)
         seen: set[int] = set()
         result: dict[str, int] = {}

@@ -25,7 +25,7 @@ from .explicit import AgentNames
 from .keywords import AgentKeywords, KeywordScorer
 from .resolver import Resolver
 from .route import ConversationKey
-from .store import RouteStore
+from .store import PassedTime, RouteStore
 
 log = logging.getLogger("stickyroute.decision")
 
@@ -62,8 +62,12 @@ class _ChannelState:
         self.store = RouteStore(channel.routing.ttl_s, channel.routing.max_conversations)
         self.locks: dict[ConversationKey, tuple[asyncio.Lock, int]] = {}
         self.recent: TTLCache[ConversationKey, deque[str]] | None = None
+        self.recent_time = PassedTime()
+        """The recent-texts cache runs on the routed `now`, like the route store (fake clocks, replays)."""
         if context_messages > 0:
-            self.recent = TTLCache(maxsize=channel.routing.max_conversations, ttl=channel.routing.ttl_s)
+            self.recent = TTLCache(
+                maxsize=channel.routing.max_conversations, ttl=channel.routing.ttl_s, timer=self.recent_time
+            )
 
 
 class Router:
@@ -91,12 +95,14 @@ class Router:
         """Decide where `envelope` goes at `now` (seconds), applying the decision's writes."""
         state = self._channels[channel]
         layer1 = state.resolver.resolve(envelope)
+        key = None
+        if envelope.has_sender:
+            key = ConversationKey(channel, envelope.chat_id, envelope.thread_id, envelope.sender_id or "")
         if not layer1.is_default:
             decision = Decision(layer1.agent, layer1.reason)
-        elif not envelope.has_sender:
+        elif key is None:
             decision = Decision(layer1.agent, "no_sender")
         else:
-            key = ConversationKey(channel, envelope.chat_id, envelope.thread_id, envelope.sender_id or "")
             lock = self._acquire(state, key)
             try:
                 async with lock:
@@ -105,10 +111,11 @@ class Router:
                 self._release(state, key)
             self._log(state, key, envelope, decision)
             return decision
-        self._log(state, None, envelope, decision)
+        self._log(state, key, envelope, decision)
         return decision
 
     async def _decide(self, state: _ChannelState, key: ConversationKey, envelope: Envelope, now: float) -> Decision:
+        state.recent_time.value = now
         route = state.store.get(key, now)
         outcome = decide(envelope, route, state.rules, now)
         if isinstance(outcome, NeedsClassification):
@@ -119,6 +126,7 @@ class Router:
         elif outcome.store is not None:
             state.store.put(key, outcome.store, now)
         if state.recent is not None and envelope.text:
+            state.recent_time.value = now  # another conversation may have set it during the await
             texts = state.recent.get(key) or deque(maxlen=self._context_messages)
             texts.append(envelope.text)
             state.recent[key] = texts

@@ -13,8 +13,8 @@ from cachetools import TLRUCache
 from .route import ConversationKey, Route
 
 
-class _PassedTime:
-    """Timer for TLRUCache that returns the `now` handed to the store's last call."""
+class PassedTime:
+    """Timer for a cachetools cache that returns the `now` (seconds) its owner last set in `value`."""
 
     __slots__ = ("value",)
 
@@ -30,7 +30,7 @@ class RouteStore:
 
     def __init__(self, ttl_s: float, max_conversations: int) -> None:
         self.ttl_s = ttl_s
-        self._time = _PassedTime()
+        self._time = PassedTime()
         self._cache: TLRUCache[ConversationKey, Route] = TLRUCache(
             maxsize=max(1, max_conversations), ttu=self._expires_at, timer=self._time
         )

@@ -1,0 +1,281 @@
+"""Scenario helper for routing tests: play message sequences with timestamps through `Router`.
+
+Shapes:
+- `make_config(strategy, **routing) -> Config` builds a one-channel config from the dataclasses
+  (no TOML), with the agent roster `AGENTS` unless `agents=` is given.
+- `text(...)`, `photo(...)`, `edit(...)`, `button(...)`, `status(...)` build envelopes; ids are
+  normalised strings, a private chat's id is the sender's id.
+- `ScriptedClassifier(answers)` implements the `Classifier` protocol from an answer table
+  `{text: answer}`, a callable `request -> answer`, or one answer for everything, and records
+  every `ClassificationRequest` in `.calls`. An answer is a raw string (parsed strictly with
+  `parse_answer` against the request's candidates, as a real classifier does), `None` (none),
+  an `Outcome` (ERROR / BUDGET / OPEN), or a ready `Classification`. `hold(text)` makes the
+  classification of `text` wait until released (concurrency tests).
+- `Scenario(config, classifier)` owns a `FakeClock` (seconds) and a `Router`; `send(item,
+  after_s)` advances the clock by `after_s` seconds, then routes; `play(steps)` sends a
+  sequence of `item` or `(after_s, item)` and returns `[(agent, reason), ...]`; `seed(...)`
+  writes a route as if set `age_s` seconds ago; `route(...)` reads the live route at the clock.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Callable, Mapping, Sequence, Union
+
+from proxy.classifier.base import Classification, ClassificationRequest, Outcome, parse_answer
+from proxy.clock import FakeClock
+from proxy.config.model import (
+    Agent,
+    Binding,
+    Channel,
+    ChannelType,
+    ClassifierSettings,
+    Config,
+    RoutingSettings,
+    Strategy,
+    ThreadRoute,
+)
+from proxy.engine import Decision
+from proxy.envelope import Envelope, MessageKind
+from proxy.route import ConversationKey, Route
+from proxy.router import Router
+from proxy.store import RouteStore
+
+CHANNEL = "telegram"
+USER = "111"
+OTHER_USER = "222"
+GROUP = "-1001000000001"
+OTHER_GROUP = "-1001000000002"
+T0 = 1_700_000_000.0
+MIN = 60.0
+TTL_S = 30 * MIN
+
+
+def _agent(name: str, *, aliases: tuple[str, ...] = (), keywords: tuple[str, ...] = (),
+           weak: tuple[str, ...] = ()) -> Agent:
+    return Agent(name=name, url=f"http://127.0.0.1:9/{name}", description=f"the {name} agent",
+                 aliases=aliases, keywords=keywords, weak_keywords=weak)
+
+
+AGENTS: Mapping[str, Agent] = MappingProxyType({a.name: a for a in (
+    _agent("general"),
+    _agent("coder", keywords=("python", "bug", "refactor", "stack trace", "pull request"),
+           weak=("code", "function", "script")),
+    _agent("ops-agent", keywords=("k8s", "pods", "deploy", "kubernetes", "outage"), weak=("server", "logs")),
+    _agent("debugger", keywords=("segfault", "core dump", "breakpoint"), weak=("crash",)),
+    _agent("content-writer", keywords=("blog", "article", "headline", "newsletter"), weak=("draft", "tone")),
+    _agent("billing", aliases=("accounts",), keywords=("invoice", "refund", "payment", "charged"),
+           weak=("price",)),
+    _agent("support", aliases=("helpdesk",), keywords=("password", "login", "locked out"), weak=("account",)),
+    _agent("data-science", keywords=("regression",)),
+    _agent("data-pipeline", keywords=("etl",)),
+)})
+"""The default roster: `general` is the channel default and has no keywords."""
+
+
+def agents(*specs: Agent) -> Mapping[str, Agent]:
+    """A roster from `agent(...)` specs (the channel default must be among them)."""
+    return MappingProxyType({a.name: a for a in specs})
+
+
+agent = _agent
+
+
+def make_config(
+    strategy: Strategy = Strategy.STICKY_HEURISTIC,
+    *,
+    platform: ChannelType = ChannelType.TELEGRAM,
+    default: str = "general",
+    roster: Mapping[str, Agent] = AGENTS,
+    bindings: Sequence[Binding] = (),
+    thread_routes: Sequence[ThreadRoute] = (),
+    bot_username: str | None = "stickybot",
+    context_messages: int = 0,
+    **routing: object,
+) -> Config:
+    """One channel named `CHANNEL` of `platform`; `routing` are `RoutingSettings` fields."""
+    settings = RoutingSettings(strategy=strategy, **routing)  # type: ignore[arg-type]
+    channel = Channel(
+        name=CHANNEL, type=platform, paths=(f"/webhooks/{CHANNEL}",), default_agent=default,
+        routing=settings, bindings=tuple(bindings), thread_routes=tuple(thread_routes),
+        bot_username=bot_username,
+    )
+    return Config(path="scenario.toml", agents=roster, channels=MappingProxyType({CHANNEL: channel}),
+                  routing=settings, classifier=ClassifierSettings(context_messages=context_messages))
+
+
+# --- envelopes ------------------------------------------------------------------------------
+
+def text(body: str, *, sender: str = USER, chat: str | None = None, thread: str | None = None) -> Envelope:
+    """A text message (or a caption: adapters give both as `text`)."""
+    return Envelope(CHANNEL, MessageKind.TEXT, sender_id=sender, chat_id=chat or sender,
+                    thread_id=thread, text=body, sender_aliases=(sender,))
+
+
+def photo(*, sender: str = USER, chat: str | None = None) -> Envelope:
+    """A message without text (image, voice, sticker, reaction...)."""
+    return Envelope(CHANNEL, MessageKind.NON_TEXT, sender_id=sender, chat_id=chat or sender,
+                    sender_aliases=(sender,))
+
+
+def edit(body: str, *, sender: str = USER, chat: str | None = None) -> Envelope:
+    """An edit of an earlier message, with its new text."""
+    return Envelope(CHANNEL, MessageKind.EDIT, sender_id=sender, chat_id=chat or sender, text=body,
+                    sender_aliases=(sender,))
+
+
+def button(data: str, *, sender: str = USER, chat: str | None = None) -> Envelope:
+    """A button press whose callback data is `data`."""
+    return Envelope(CHANNEL, MessageKind.BUTTON, sender_id=sender, chat_id=chat or sender, text=data,
+                    sender_aliases=(sender,))
+
+
+def status(*, recipient: str = USER, chat: str | None = None) -> Envelope:
+    """A delivery status of a message sent to `recipient` (keyed on the recipient)."""
+    return Envelope(CHANNEL, MessageKind.STATUS, sender_id=recipient, chat_id=chat or recipient,
+                    sender_aliases=(recipient,))
+
+
+def key(*, sender: str = USER, chat: str | None = None, thread: str | None = None) -> ConversationKey:
+    """The conversation key of `sender` in `chat` (private chat by default)."""
+    return ConversationKey(CHANNEL, chat or sender, thread, sender)
+
+
+# --- classifier -----------------------------------------------------------------------------
+
+Answer = Union[str, None, Outcome, Classification]
+
+
+@dataclass(frozen=True, slots=True)
+class _Hold:
+    started: asyncio.Event
+    release: asyncio.Event
+
+
+class ScriptedClassifier:
+    """A `Classifier` answering from a table or callable; records every request in `calls`."""
+
+    name = "scripted"
+
+    def __init__(self, answers: Mapping[str, Answer] | Callable[[ClassificationRequest], Answer] | Answer = None,
+                 *, default: Answer = None) -> None:
+        self._answers = answers
+        self._default = default
+        self.calls: list[ClassificationRequest] = []
+        self._holds: dict[str, _Hold] = {}
+
+    def hold(self, text_: str) -> tuple[asyncio.Event, asyncio.Event]:
+        """Make the classification of `text_` wait: returns (started, release) events."""
+        held = _Hold(asyncio.Event(), asyncio.Event())
+        self._holds[text_] = held
+        return held.started, held.release
+
+    @property
+    def texts(self) -> list[str]:
+        """The texts classified so far, in call order."""
+        return [c.text for c in self.calls]
+
+    async def classify(self, request: ClassificationRequest) -> Classification:
+        self.calls.append(request)
+        held = self._holds.get(request.text)
+        if held is not None:
+            held.started.set()
+            await held.release.wait()
+        if callable(self._answers):
+            answer = self._answers(request)
+        elif isinstance(self._answers, Mapping):
+            answer = self._answers.get(request.text, self._default)
+        else:
+            answer = self._answers
+        return _classification(answer, request)
+
+
+def _classification(answer: Answer, request: ClassificationRequest) -> Classification:
+    if isinstance(answer, Classification):
+        return answer
+    if isinstance(answer, Outcome):
+        return Classification(outcome=answer, error_kind="timeout" if answer is Outcome.ERROR else None)
+    chosen = parse_answer(answer, request.candidates)
+    if chosen is None:
+        return Classification(outcome=Outcome.NONE, raw_answer=answer)
+    return Classification(outcome=Outcome.AGENT, agent=chosen, raw_answer=answer)
+
+
+# --- scenario -------------------------------------------------------------------------------
+
+Item = Union[str, Envelope]
+Step = Union[Item, tuple[float, Item]]
+
+
+class Scenario:
+    """A Router on a fake clock with a scripted classifier; counts keyword-gate calls."""
+
+    def __init__(self, config: Config | None = None, classifier: ScriptedClassifier | None = None,
+                 *, start: float = T0) -> None:
+        self.config = config or make_config()
+        self.clock = FakeClock(start)
+        self.start = start
+        self.classifier = classifier if classifier is not None else ScriptedClassifier()
+        self.router = Router(self.config, self.classifier)
+        self.score_calls = 0
+        scorer = self.router.rules(CHANNEL).scorer
+        scores = scorer.scores
+
+        def counted(text_: str) -> dict[str, int]:
+            self.score_calls += 1
+            return scores(text_)
+
+        scorer.scores = counted  # type: ignore[method-assign]
+
+    @property
+    def now(self) -> float:
+        return self.clock()
+
+    @property
+    def calls(self) -> int:
+        """How many times the classifier was called."""
+        return len(self.classifier.calls)
+
+    @property
+    def store(self) -> RouteStore:
+        """The channel's route store."""
+        return self.router.store(CHANNEL)
+
+    async def send(self, item: Item, after_s: float = 0.0) -> Decision:
+        """Advance the clock by `after_s` seconds and route `item` (a text or an envelope)."""
+        self.clock.advance(after_s)
+        envelope = text(item) if isinstance(item, str) else item
+        return await self.router.route(CHANNEL, envelope, self.clock())
+
+    async def play(self, steps: Sequence[Step]) -> list[tuple[str, str]]:
+        """Send each step (`item` or `(after_s, item)`); the (agent, reason) of each decision."""
+        out = []
+        for step in steps:
+            after_s, item = step if isinstance(step, tuple) else (0.0, step)
+            decision = await self.send(item, after_s)
+            out.append((decision.agent, decision.reason))
+        return out
+
+    def seed(self, agent_: str, *, age_s: float = 0.0, idle_s: float | None = None, explicit: bool = False,
+             candidate: str | None = None, counter: int = 0, sender: str = USER, chat: str | None = None,
+             thread: str | None = None) -> Route:
+        """Store a route chosen `age_s` seconds ago and last active `idle_s` (default `age_s`) ago."""
+        now = self.clock()
+        idle = age_s if idle_s is None else idle_s
+        route = Route(agent_, chosen_at=now - age_s, last_active=now - idle, explicit=explicit,
+                      candidate=candidate, counter=counter)
+        self.store.put(key(sender=sender, chat=chat, thread=thread), route, now)
+        return route
+
+    def route(self, *, sender: str = USER, chat: str | None = None, thread: str | None = None) -> Route | None:
+        """The live route of the conversation at the clock's time."""
+        return self.store.get(key(sender=sender, chat=chat, thread=thread), self.clock())
+
+    def state(self, **who: str | None) -> tuple[str, bool, str | None, int] | None:
+        """(agent, explicit, candidate, counter) of the live route, or None."""
+        route = self.route(**who)  # type: ignore[arg-type]
+        if route is None:
+            return None
+        return (route.agent, route.explicit, route.candidate, route.counter)
