@@ -71,7 +71,7 @@ class RoutingSettings:
     """Routing knobs of one channel: `[routing]` merged with `channels.<name>.overrides`.
 
     Times are seconds (`ttl_s` comes from `auto_route_ttl_minutes`). Scores are keyword points.
-    The `first_message_margin`, `early_confirm_margin` knobs are opt-in (None = off) and leave the
+    The `first_message_margin`, `early_confirm_margin`, `keyword_switch_margin` knobs are opt-in (None = off) and leave the
     seed semantics unchanged when off.
     """
 
@@ -93,6 +93,10 @@ class RoutingSettings:
     early_confirm_margin: int | None = None
     """Ask the classifier at the first divergence (not waiting for divergence_count) when the
     candidate's raw score beats the current agent's effective score by at least this margin."""
+    keyword_switch_margin: int | None = None
+    """sticky_heuristic: at a divergence, switch to the candidate by keywords alone (reason
+    `keywords`, no classifier call) when its score beats the runner-up's effective score (the
+    current agent's score + sticky_bonus included) by at least this margin."""
 
 
 @dataclass(frozen=True, slots=True)
