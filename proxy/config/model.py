@@ -71,8 +71,8 @@ class RoutingSettings:
     """Routing knobs of one channel: `[routing]` merged with `channels.<name>.overrides`.
 
     Times are seconds (`ttl_s` comes from `auto_route_ttl_minutes`). Scores are keyword points.
-    The `first_message_margin`, `early_confirm_margin`, `keyword_switch_margin` knobs are opt-in (None = off) and leave the
-    seed semantics unchanged when off.
+    The `first_message_margin`, `early_confirm_margin`, `keyword_switch_margin` knobs are opt-in
+    (None = off) and leave the seed semantics unchanged when off.
     """
 
     strategy: Strategy = Strategy.OFF

@@ -1,0 +1,90 @@
+"""`stickyroute serve --record FILE`: append every inbound webhook to a JSON Lines file.
+
+File shape (one JSON object a line, UTF-8):
+
+    {"recording": "stickyroute", "version": 1, "config": "<config path>"}     first line only
+    {"time": 1767600000.0, "channel": "telegram", "method": "POST", "path": "/telegram",
+     "query": "a=1", "headers": [["content-type", "application/json"], ...],
+     "body": "<utf-8 text>"}                    or "body_b64": "<base64>" when not UTF-8
+
+`time` is the dispatcher's `now` (seconds). Secret headers are dropped (`SECRET_HEADERS`, and
+every `x-hub-signature*`): a recording can be shared without leaking credentials; it does hold
+message text, so treat it as personal data. The recorder is called by `Dispatcher.handle`
+before routing, after authentication. `stickyroute replay FILE --config NEW` plays it back
+(proxy/replay/recorded.py).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import threading
+from typing import Any
+
+from .config.model import Config
+from .dispatch import Inbound
+
+FORMAT = "stickyroute"
+VERSION = 1
+SECRET_HEADERS = frozenset({"x-telegram-bot-api-secret-token", "authorization", "cookie", "proxy-authorization"})
+
+
+def is_secret(name: str) -> bool:
+    """True for a header that must not be written (case-insensitive)."""
+    lowered = name.lower()
+    return lowered in SECRET_HEADERS or lowered.startswith("x-hub-signature")
+
+
+def record_line(inbound: Inbound, channel: str | None, now: float) -> dict[str, Any]:
+    """The JSON object written for one inbound request."""
+    line: dict[str, Any] = {
+        "time": now,
+        "channel": channel,
+        "method": inbound.method,
+        "path": inbound.path,
+        "query": inbound.query.decode("latin-1"),
+        "headers": [[k.decode("latin-1"), v.decode("latin-1")] for k, v in inbound.headers
+                    if not is_secret(k.decode("latin-1"))],
+    }
+    try:
+        line["body"] = inbound.body.decode("utf-8")
+    except UnicodeDecodeError:
+        line["body_b64"] = base64.b64encode(inbound.body).decode("ascii")
+    return line
+
+
+def body_of(line: dict[str, Any]) -> bytes:
+    """The original body bytes of a recorded line."""
+    if "body_b64" in line:
+        return base64.b64decode(line["body_b64"])
+    return str(line.get("body", "")).encode("utf-8")
+
+
+class Recorder:
+    """Callable `recorder(inbound, now)` appending one line per request to `path`.
+
+    Writes the header line first when the file is new or empty. Each line is written and
+    flushed whole under a lock (one writer per process).
+    """
+
+    def __init__(self, path: str, config: Config) -> None:
+        self.path = path
+        self.config = config
+        self._lock = threading.Lock()
+        self._handle = open(path, "a", encoding="utf-8")
+        if os.path.getsize(path) == 0:
+            self._write({"recording": FORMAT, "version": VERSION, "config": config.path})
+
+    def _write(self, obj: dict[str, Any]) -> None:
+        with self._lock:
+            self._handle.write(json.dumps(obj, ensure_ascii=False) + "\n")
+            self._handle.flush()
+
+    def __call__(self, inbound: Inbound, now: float) -> None:
+        channel = self.config.channel_for_path(inbound.path)
+        self._write(record_line(inbound, channel.name if channel is not None else None, now))
+
+    def close(self) -> None:
+        """Close the file (further calls raise ValueError)."""
+        self._handle.close()

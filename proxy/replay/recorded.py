@@ -1,0 +1,140 @@
+"""What-if replay of a `serve --record` file: decisions under the old and a new config, and diffs.
+
+Each recorded POST goes through the server's decision path (channels.parse -> Router: resolver,
+engine, store, classifier) on a fake clock at its recorded `time`, once under the OLD config
+(the recording's header line names it, or `--baseline`) and once under the NEW one; a
+redelivered update (same channel and delivery id) reuses its first decision, as dispatch does.
+The classifier is the keyword heuristic of each config (or any Classifier factory given).
+Output: per conversation, the messages whose agent or reason changed.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Sequence
+
+from proxy import channels
+from proxy.classifier.base import Classifier
+from proxy.classifier.heuristic import KeywordClassifier
+from proxy.config.model import Config
+from proxy.errors import UnparsedUpdate
+from proxy.recording import FORMAT, body_of
+from proxy.route import ConversationKey
+from proxy.router import Router
+
+
+@dataclass(frozen=True, slots=True)
+class Routed:
+    """One routed item of a recording: who, what, where it went and why."""
+
+    index: int
+    time: float
+    conversation: str
+    text: str | None
+    agent: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """A message routed differently under the new config."""
+
+    old: Routed
+    new: Routed
+
+
+def is_recording(first_line: str) -> bool:
+    """True when a file's first line is a recording header or a recorded request."""
+    try:
+        doc = json.loads(first_line)
+    except ValueError:
+        return False
+    return isinstance(doc, dict) and (doc.get("recording") == FORMAT or "body" in doc or "body_b64" in doc)
+
+
+def read_recording(lines: Iterable[str]) -> tuple[str | None, list[dict[str, Any]]]:
+    """(config path named by the header or None, recorded request objects in order)."""
+    config_path = None
+    records = []
+    for line in lines:
+        if not line.strip():
+            continue
+        doc = json.loads(line)
+        if doc.get("recording") == FORMAT:
+            config_path = doc.get("config")
+            continue
+        records.append(doc)
+    return config_path, records
+
+
+def heuristic_for(config: Config) -> Classifier:
+    """The keyword classifier the server builds for `config` (global scorer and threshold)."""
+    from proxy.service import global_scorer
+
+    return KeywordClassifier(global_scorer(config).scores, config.routing.confidence_threshold)
+
+
+def _conversation(channel: str, envelope: Any) -> str:
+    key = ConversationKey(channel, envelope.chat_id, envelope.thread_id, envelope.sender_id or "")
+    thread = f" thread={key.thread_id}" if key.thread_id else ""
+    return f"{channel} chat={key.chat_id} sender={key.sender_id}{thread}"
+
+
+async def route_recording(records: Sequence[dict[str, Any]], config: Config,
+                          classifier: Classifier | None = None) -> list[Routed]:
+    """Every routable item of `records` decided under `config` (recorded times, fake clock)."""
+    router = Router(config, classifier or heuristic_for(config))
+    seen: dict[tuple[str, str], tuple[str, str]] = {}
+    out: list[Routed] = []
+    for index, record in enumerate(records):
+        if record.get("method", "POST") != "POST":
+            continue
+        channel = config.channels.get(record.get("channel") or "") or config.channel_for_path(record.get("path", ""))
+        if channel is None:
+            continue
+        now = float(record["time"])
+        try:
+            envelopes = channels.parse(channel.type.value, body_of(record), channel.name)
+        except UnparsedUpdate:
+            out.append(Routed(index, now, f"{channel.name} (unparsed)", None, channel.default_agent, "unparsed"))
+            continue
+        for envelope in envelopes:
+            key = (channel.name, envelope.delivery_id) if envelope.delivery_id else None
+            if key is not None and key in seen:
+                agent, reason = seen[key]
+            else:
+                decision = await router.route(channel.name, envelope, now)
+                agent, reason = decision.agent, decision.reason
+                if key is not None:
+                    seen[key] = (agent, reason)
+            out.append(Routed(index, now, _conversation(channel.name, envelope), envelope.text, agent, reason))
+    return out
+
+
+async def compare(records: Sequence[dict[str, Any]], old: Config, new: Config,
+                  classifier_for: Callable[[Config], Classifier] = heuristic_for) -> dict[str, list[Change]]:
+    """Changes per conversation (insertion order), from routing under `old` and `new`."""
+    before = await route_recording(records, old, classifier_for(old))
+    after = await route_recording(records, new, classifier_for(new))
+    changes: dict[str, list[Change]] = {}
+    for a, b in zip(before, after):
+        if (a.agent, a.reason) != (b.agent, b.reason):
+            changes.setdefault(a.conversation, []).append(Change(a, b))
+    return changes
+
+
+def format_changes(changes: dict[str, list[Change]], total: int) -> str:
+    """Human-readable diff: a block per conversation, one line per changed message."""
+    if not changes:
+        return f"no decision changes in {total} routed message(s)"
+    count = sum(len(c) for c in changes.values())
+    lines = [f"{count} of {total} routed message(s) change, in {len(changes)} conversation(s)"]
+    for conversation, items in changes.items():
+        lines.append(conversation)
+        for c in items:
+            text = (c.old.text or "").replace("\n", " ")
+            text = text if len(text) <= 40 else text[:39] + "…"
+            lines.append(f"  #{c.old.index} t={c.old.time:.0f} {text!r}: {c.old.agent} ({c.old.reason})"
+                         f" -> {c.new.agent} ({c.new.reason})")
+    return "\n".join(lines)

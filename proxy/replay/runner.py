@@ -1,0 +1,116 @@
+"""Play a corpus through the real `proxy.router.Router` under one RoutingSettings.
+
+Each conversation is its own Telegram private chat: sender id = chat id = 1000 + its index,
+one TEXT envelope per user turn with delivery id = a running update id, routed with
+`await router.route("telegram", envelope, now)` on a FakeClock that advances `gap_s` seconds
+(default 30) between turns and one hour between conversations. Judges read the current turn
+from the shared `TurnCursor`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import asdict, dataclass
+from typing import Callable, Sequence
+
+from proxy.classifier.base import Classifier
+from proxy.classifier.heuristic import KeywordClassifier
+from proxy.clock import FakeClock
+from proxy.config.model import Agent, RoutingSettings
+from proxy.envelope import Envelope, MessageKind
+from proxy.router import Router
+
+from .corpus import CHANNEL, DEFAULT_AGENT, Conversation, replay_config
+from .judges import CountingClassifier, NoisyJudge, OracleJudge, TurnCursor
+from .metrics import Row, Tally, row, score_conversation
+
+CONVERSATION_GAP_S = 3600.0
+FIRST_SENDER = 1000
+
+
+@dataclass(frozen=True, slots=True)
+class Played:
+    """The routed agent and reason of every turn of one conversation."""
+
+    conversation: str
+    agents: tuple[str, ...]
+    reasons: tuple[str, ...]
+
+
+def make_judge(spec: str, cursor: TurnCursor, router_agents: Sequence[str], seed: int,
+               scorer: Callable[[str], dict[str, int]] | None = None, threshold: int = 6) -> Classifier:
+    """`oracle` | `noisy:P` | `heuristic` | `groq` -> a Classifier (groq needs GROQ_API_KEY)."""
+    agents = tuple(a for a in router_agents if a != DEFAULT_AGENT)
+    if spec == "oracle":
+        return OracleJudge(cursor)
+    if spec.startswith("noisy:"):
+        return NoisyJudge(cursor, float(spec.split(":", 1)[1]), agents, seed)
+    if spec == "heuristic":
+        if scorer is None:
+            raise ValueError("the heuristic judge needs a keyword scorer")
+        return KeywordClassifier(scorer, threshold)
+    if spec == "groq":
+        import os
+
+        from proxy.classifier.factory import build_classifier
+        from proxy.config.model import ClassifierSettings
+
+        classifier, _line = build_classifier(ClassifierSettings(provider="groq"), scorer or (lambda _t: {}),
+                                             threshold, os.environ)
+        return classifier
+    raise ValueError(f"unknown classifier {spec!r}: expected oracle, noisy:P, heuristic or groq")
+
+
+def settings_dict(settings: RoutingSettings) -> dict[str, object]:
+    """The knobs a row reports (strategy, threshold, bonus, divergence and opt-in knobs)."""
+    raw = asdict(settings)
+    keep = ("confidence_threshold", "sticky_bonus", "divergence_count", "first_message_margin",
+            "early_confirm_margin", "keyword_switch_margin")
+    out: dict[str, object] = {"strategy": settings.strategy.value}
+    out.update({k: raw[k] for k in keep})
+    return out
+
+
+async def play(conversations: Sequence[Conversation], agents: Sequence[Agent], settings: RoutingSettings,
+               judge: str = "oracle", seed: int = 0, gap_s: float = 30.0) -> tuple[list[Played], Tally]:
+    """Route every turn of every conversation; (per-conversation results, summed counts)."""
+    config = replay_config(agents, settings)
+    cursor = TurnCursor()
+    scorer_router = Router(config, OracleJudge(cursor))  # only to borrow the channel's keyword scorer
+    scorer = scorer_router.rules(CHANNEL).scorer.scores
+    inner = make_judge(judge, cursor, tuple(config.agents), seed, scorer, settings.confidence_threshold)
+    counting = CountingClassifier(inner, config.classifier.context_messages, estimate=judge != "heuristic")
+    router = Router(config, counting)
+    clock = FakeClock()
+    played: list[Played] = []
+    total = Tally()
+    update_id = 1
+    for index, conv in enumerate(conversations):
+        user = str(FIRST_SENDER + index)
+        routed: list[str] = []
+        reasons: list[str] = []
+        calls_before, tokens_before = counting.calls, counting.tokens
+        for turn in conv.turns:
+            cursor.turn = turn
+            envelope = Envelope(CHANNEL, MessageKind.TEXT, delivery_id=str(update_id), sender_id=user,
+                                chat_id=user, text=turn.text)
+            update_id += 1
+            decision = await router.route(CHANNEL, envelope, clock())
+            routed.append(decision.agent)
+            reasons.append(decision.reason)
+            clock.advance(gap_s)
+        cursor.turn = None
+        clock.advance(CONVERSATION_GAP_S)
+        tally = score_conversation(conv.turns, routed)
+        tally.calls = counting.calls - calls_before
+        tally.tokens = counting.tokens - tokens_before
+        total.add(tally)
+        played.append(Played(conv.id, tuple(routed), tuple(reasons)))
+    return played, total
+
+
+def evaluate(name: str, conversations: Sequence[Conversation], agents: Sequence[Agent],
+             settings: RoutingSettings, judge: str = "oracle", seed: int = 0, gap_s: float = 30.0) -> Row:
+    """One table row: `play` then `metrics.row` (runs its own event loop)."""
+    _played, tally = asyncio.run(play(conversations, agents, settings, judge, seed, gap_s))
+    return row(name, settings_dict(settings), tally)
