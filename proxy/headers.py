@@ -1,0 +1,153 @@
+"""Header rules of the forwarding leg: hop-by-hop stripping, X-Forwarded-*, our own markers.
+
+Pure functions over ASGI-style raw headers: `list[tuple[bytes, bytes]]`, names in any case,
+values as received (latin-1 bytes), order and duplicates kept.
+
+Sources: RFC 9110 section 7.6.1 (hop-by-hop fields, including every field named in
+`Connection`); RFC 9112 section 6.3 (never send `Transfer-Encoding` next to a `Content-Length`);
+de-facto `X-Forwarded-For/Proto/Host` (extended behind a trusted proxy, replaced otherwise).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import dataclass
+from typing import Iterable, Union
+
+RawHeaders = list[tuple[bytes, bytes]]
+
+HOP_BY_HOP: frozenset[bytes] = frozenset(
+    {
+        b"connection",
+        b"keep-alive",
+        b"proxy-connection",
+        b"proxy-authenticate",
+        b"proxy-authorization",
+        b"te",
+        b"trailer",
+        b"transfer-encoding",
+        b"upgrade",
+    }
+)
+"""Lower-case names never forwarded in either direction (RFC 9110 7.6.1, plus the
+non-standard `Proxy-Connection` some clients still send)."""
+
+X_FORWARDED_FOR = b"x-forwarded-for"
+X_FORWARDED_PROTO = b"x-forwarded-proto"
+X_FORWARDED_HOST = b"x-forwarded-host"
+X_STICKYROUTE_AGENT = b"x-stickyroute-agent"
+X_STICKYROUTE_REASON = b"x-stickyroute-reason"
+
+_SET_BY_CLIENT = frozenset({b"host", b"content-length"})
+"""Recomputed by httpx from the upstream URL and the body bytes (RFC 9110 7.2, RFC 9112 6.3)."""
+_REPLACED = frozenset(
+    {X_FORWARDED_FOR, X_FORWARDED_PROTO, X_FORWARDED_HOST, X_STICKYROUTE_AGENT, X_STICKYROUTE_REASON}
+)
+
+
+def _connection_listed(headers: RawHeaders) -> set[bytes]:
+    """Lower-case field names listed in every `Connection` header (comma lists, any case)."""
+    listed: set[bytes] = set()
+    for name, value in headers:
+        if name.lower() == b"connection":
+            listed.update(token.strip().lower() for token in value.split(b","))
+    listed.discard(b"")
+    return listed
+
+
+def strip_hop_by_hop(headers: RawHeaders) -> RawHeaders:
+    """`headers` without the `HOP_BY_HOP` fields and without every field named in `Connection`."""
+    drop = HOP_BY_HOP | _connection_listed(headers)
+    return [(name, value) for name, value in headers if name.lower() not in drop]
+
+
+def _values(headers: RawHeaders, name: bytes) -> list[bytes]:
+    return [value for key, value in headers if key.lower() == name]
+
+
+def upstream_request_headers(
+    inbound: RawHeaders,
+    *,
+    client_ip: str,
+    scheme: str,
+    host: str,
+    peer_trusted: bool,
+    agent: str,
+    reason: str,
+) -> RawHeaders:
+    """The headers to send upstream for one inbound request.
+
+    Hop-by-hop fields, `Host` and `Content-Length` are dropped (httpx sets the last two from the
+    upstream URL and the body bytes); every other field, signature headers and `Authorization`
+    included, is kept in order. Then appended:
+
+    - `X-Forwarded-For`: the received value(s) + `, <client_ip>` when the peer is trusted, else
+      `<client_ip>` alone (a client cannot forge its address through an untrusted hop).
+    - `X-Forwarded-Proto` / `X-Forwarded-Host`: the received values when the peer is trusted and
+      sent them, else `scheme` (http/https of the inbound connection) and `host` (inbound `Host`;
+      omitted when empty).
+    - `X-Stickyroute-Agent: <agent>` and `X-Stickyroute-Reason: <reason>` (inbound ones dropped).
+    """
+    kept = [
+        (name, value)
+        for name, value in strip_hop_by_hop(inbound)
+        if name.lower() not in _SET_BY_CLIENT and name.lower() not in _REPLACED
+    ]
+    client = client_ip.encode("latin-1")
+    received_for = _values(inbound, X_FORWARDED_FOR) if peer_trusted else []
+    received_proto = _values(inbound, X_FORWARDED_PROTO) if peer_trusted else []
+    received_host = _values(inbound, X_FORWARDED_HOST) if peer_trusted else []
+    forwarded_for = b", ".join([*received_for, client]) if client else b", ".join(received_for)
+    if forwarded_for:
+        kept.append((X_FORWARDED_FOR, forwarded_for))
+    kept.append((X_FORWARDED_PROTO, b", ".join(received_proto) or scheme.encode("latin-1")))
+    forwarded_host = b", ".join(received_host) or host.encode("latin-1")
+    if forwarded_host:
+        kept.append((X_FORWARDED_HOST, forwarded_host))
+    kept.append((X_STICKYROUTE_AGENT, agent.encode("latin-1")))
+    kept.append((X_STICKYROUTE_REASON, reason.encode("latin-1")))
+    return kept
+
+
+def relay_response_headers(headers: RawHeaders) -> RawHeaders:
+    """Upstream reply headers to relay: hop-by-hop stripped, `Content-Length` dropped.
+
+    The relayed body length is set by the response we build; `Content-Encoding` is kept because
+    the body is relayed raw (still encoded).
+    """
+    return [(name, value) for name, value in strip_hop_by_hop(headers) if name.lower() != b"content-length"]
+
+
+_Network = Union[ipaddress.IPv4Network, ipaddress.IPv6Network]
+
+
+@dataclass(frozen=True, slots=True)
+class TrustedProxies:
+    """Peers whose `X-Forwarded-*` headers we extend (`server.trusted_proxies`, CIDR strings).
+
+    Built once from the config; `ValueError` for a string that is not a network.
+    """
+
+    networks: tuple[_Network, ...]
+
+    @classmethod
+    def from_cidrs(cls, cidrs: Iterable[str]) -> TrustedProxies:
+        return cls(tuple(ipaddress.ip_network(cidr, strict=False) for cidr in cidrs))
+
+    def __contains__(self, ip: object) -> bool:
+        """True when `ip` (an address string) lies in one of the networks; False for non-addresses."""
+        if not isinstance(ip, str):
+            return False
+        try:
+            address = ipaddress.ip_address(ip.split("%", 1)[0])
+        except ValueError:
+            return False
+        if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+            address = address.ipv4_mapped
+        return any(address.version == net.version and address in net for net in self.networks)
+
+
+def is_trusted(ip: str, cidrs: TrustedProxies | Iterable[str]) -> bool:
+    """True when the peer address `ip` is inside `cidrs` (a `TrustedProxies` or CIDR strings)."""
+    trusted = cidrs if isinstance(cidrs, TrustedProxies) else TrustedProxies.from_cidrs(cidrs)
+    return ip in trusted
