@@ -126,6 +126,7 @@ async def serve(config: Config, host: str | None = None, port: int | None = None
         service.public_app(), host=host or server.host, port=port or server.port,
         ssl_certfile=server.ssl_certfile, ssl_keyfile=server.ssl_keyfile,
         log_level="info", access_log=False, proxy_headers=False, lifespan="on",
+        server_header=False, date_header=False,
     )
     admin = uvicorn.Config(service.admin_app(), host=config.admin.host, port=config.admin.port,
                            log_level="warning", access_log=False, lifespan="off")

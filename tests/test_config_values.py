@@ -349,8 +349,9 @@ def test_shipped_config_agents(shipped):
 
 def test_shipped_config_channels(shipped):
     heuristic = RoutingSettings(strategy=Strategy.STICKY_HEURISTIC, ttl_s=1800.0,
-                                confidence_threshold=6, sticky_bonus=4, divergence_count=2,
-                                explicit_pin=True)
+                                confidence_threshold=6, sticky_bonus=0, divergence_count=1,
+                                explicit_pin=True, first_message_margin=0,
+                                keyword_switch_margin=12)  # the recommended settings (README)
     assert dict(shipped.channels) == {
         "telegram": Channel(
             name="telegram", type=ChannelType.TELEGRAM, paths=("/telegram",),
