@@ -92,16 +92,18 @@ class Proxy:
     """The service with its public app behind an in-process client (async context manager)."""
 
     def __init__(self, config: Config, env: Mapping[str, str] | None = None,
-                 groq_http_client: httpx.AsyncClient | None = None, clock: Any = None) -> None:
+                 groq_http_client: httpx.AsyncClient | None = None, clock: Any = None,
+                 client_ip: str = CLIENT_IP) -> None:
         kwargs: dict[str, Any] = {"env": dict(env or {}), "groq_http_client": groq_http_client}
         if clock is not None:
             kwargs["clock"] = clock
         self.service = Service(config, **kwargs)
         self.client: httpx.AsyncClient | None = None
+        self.client_ip = client_ip
 
     async def __aenter__(self) -> "Proxy":
         await self.service.start()
-        transport = httpx.ASGITransport(app=self.service.public_app(), client=(CLIENT_IP, 40000))
+        transport = httpx.ASGITransport(app=self.service.public_app(), client=(self.client_ip, 40000))
         self.client = httpx.AsyncClient(transport=transport, base_url="http://hooks.example.test")
         return self
 

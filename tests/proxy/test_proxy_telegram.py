@@ -242,3 +242,79 @@ async def test_redirect_relayed_not_followed(tmp_path):
         assert response.status_code == 307
         assert response.headers["location"] == "/webhooks/telegram/"
         assert len(ups["general"].requests) == 1
+
+
+async def test_binding_specificity_topic_route_does_not_capture_whole_chat(tmp_path):
+    """T23 mapped: a thread route for one topic of a chat must not capture the chat's other
+    topics, which fall through to the chat binding; a user binding beats both."""
+    layer1 = ('[[channels.telegram.thread_routes]]\nchat = "-1001000000001"\nthread = "10"\nagent = "sales"\n'
+              '[[channels.telegram.bindings]]\nchat = "-1001000000001"\nagent = "support"\n'
+              '[[channels.telegram.bindings]]\nuser = "222"\nagent = "billing"\n')
+    with upstream_set("general", "sales", "support", "billing") as ups:
+        config = write_config(tmp_path, ups, telegram=layer1)
+        async with Proxy(config) as proxy:
+            await proxy.post("/webhooks/telegram", telegram_text(1, "hello", chat=-1001000000001, thread=10, topic=True))
+            await proxy.post("/webhooks/telegram", telegram_text(2, "hello", chat=-1001000000001, thread=11, topic=True))
+            await proxy.post("/webhooks/telegram", telegram_text(3, "hello", user=222, chat=-1001000000001, thread=10, topic=True))
+            await proxy.post("/webhooks/telegram", telegram_text(4, "hello", chat=-1001000000002))
+        ids = {name: [json.loads(r.body)["update_id"] for r in up.requests] for name, up in ups.items()}
+        assert ids == {"general": [4], "sales": [1], "support": [2], "billing": [3]}
+
+
+async def test_updates_without_sender_touch_no_route_and_call_no_classifier(tmp_path):
+    """T9: channel_post and my_chat_member go to the default; no classifier call, no route write."""
+    import respx
+
+    posts = [
+        b'{"update_id":9001,"channel_post":{"message_id":1,"sender_chat":{"id":-1002000000001,"type":"channel",'
+        b'"title":"News"},"chat":{"id":-1002000000001,"type":"channel","title":"News"},"date":1700000000,"text":"hello"}}',
+        b'{"update_id":9002,"my_chat_member":{"chat":{"id":-1001000000001,"type":"supergroup"},"from":{"id":111,'
+        b'"is_bot":false,"first_name":"Ana"},"date":1700000000}}',
+    ]
+    with respx.mock(assert_all_mocked=True) as groq, upstream_set("general", "billing") as ups:
+        config = write_config(tmp_path, ups, telegram='[channels.telegram.overrides]\nauto_route = "sticky_heuristic"\n',
+                              agents={"billing": 'keywords = ["hello"]'})
+        import httpx
+
+        async with httpx.AsyncClient() as groq_client:
+            async with Proxy(config, env={"GROQ_API_KEY": "k"}, groq_http_client=groq_client) as proxy:
+                statuses = [(await proxy.post("/webhooks/telegram", body)).status_code for body in posts]
+                routes = len(proxy.service.router.store("telegram"))
+        assert statuses == [200, 200]
+        assert routes == 0
+        assert len(groq.calls) == 0
+        assert [r.header_values(b"x-stickyroute-reason") for r in ups["general"].requests] == [[b"no_sender"]] * 2
+
+
+@pytest.mark.parametrize(("peer", "received", "expected"), [
+    # T3/T35: a trusted front (loopback) keeps its scheme/host and the chain is extended
+    ("127.0.0.1", {"X-Forwarded-For": "198.51.100.1", "X-Forwarded-Proto": "https", "X-Forwarded-Host": "hooks.example.test"},
+     {b"x-forwarded-for": [b"198.51.100.1, 127.0.0.1"], b"x-forwarded-proto": [b"https"],
+      b"x-forwarded-host": [b"hooks.example.test"]}),
+    # an untrusted peer cannot spoof them: replaced by what the proxy saw
+    ("203.0.113.7", {"X-Forwarded-For": "10.0.0.1", "X-Forwarded-Proto": "https", "X-Forwarded-Host": "evil.test"},
+     {b"x-forwarded-for": [b"203.0.113.7"], b"x-forwarded-proto": [b"http"], b"x-forwarded-host": [b"hooks.example.test"]}),
+])
+async def test_forwarded_headers_extended_only_for_trusted_peers(tmp_path, peer, received, expected):
+    with upstream_set("general") as ups:
+        config = write_config(tmp_path, ups)
+        async with Proxy(config, client_ip=peer) as proxy:
+            await proxy.post("/webhooks/telegram?agent=auto", telegram_text(1, "hello"), received)
+        (request,) = ups["general"].requests
+        assert {name: request.header_values(name) for name in expected} == expected
+        assert request.header_values(b"host") == [ups["general"].host.encode()]
+        assert request.target == b"/webhooks/telegram?agent=auto"
+
+
+async def test_signature_and_vendor_headers_reach_the_agent_unchanged(tmp_path):
+    """T5: every signature header is forwarded as received."""
+    vendor = {"X-Slack-Signature": "v0=abc", "X-Slack-Request-Timestamp": "1700000000", "X-Slack-Retry-Num": "1",
+              "X-Slack-Retry-Reason": "http_timeout", "X-Hub-Signature-256": "sha256=00ff", "X-Twilio-Signature": "tw==",
+              "X-Telegram-Bot-Api-Secret-Token": "tg-secret-1", "Authorization": "Bearer eyJ0"}
+    with upstream_set("general") as ups:
+        config = write_config(tmp_path, ups, telegram='secret_token = "tg-secret-1"\n')
+        async with Proxy(config) as proxy:
+            response = await proxy.post("/webhooks/telegram", telegram_text(1, "hello"), vendor)
+        assert response.status_code == 200
+        (request,) = ups["general"].requests
+        assert {k: request.header_values(k.lower().encode()) for k in vendor} == {k: [v.encode()] for k, v in vendor.items()}
