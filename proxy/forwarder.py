@@ -15,11 +15,11 @@ Errors (the only place httpx/aiohttp exceptions are translated, status in proxy/
     other httpx.HTTPError, aiohttp.ClientError        -> UpstreamError        (502)
     reply over max_reply_bytes, invalid URL           -> UpstreamError        (502)
 
-The default transport is `RawAiohttpTransport` (httpx-aiohttp), chosen by measurement on this
-2-core machine (Forwarder.forward in a loop against a uvicorn stub, two runs, busy machine):
-at 16 concurrent forwards about 810-1,070 requests/s against 230-360 for httpx's default
-httpcore transport, at 64 about 900-1,300 against 200-280; alike at 1. Tests pass their own
-transport (`httpx.AsyncHTTPTransport`, or respx's router in an `httpx.MockTransport`).
+Without a transport the production leg is aiohttp directly (`proxy.forward_aiohttp`): per
+forwarded request about 300 µs of CPU against 540 µs for httpx's client API over an aiohttp
+transport and more for httpx's own httpcore transport, which also slows as concurrency grows
+(README "Performance"). Tests may pass an httpx transport (`httpx.AsyncHTTPTransport`, or respx's
+router in an `httpx.MockTransport`): the same contract then runs through httpx.
 """
 
 from __future__ import annotations
@@ -31,29 +31,16 @@ from urllib.parse import urlsplit
 
 import aiohttp
 import httpx
-import yarl
-from httpx_aiohttp import AiohttpTransport
-from httpx_aiohttp.transport import AiohttpResponseStream, map_aiohttp_exceptions
 
 from proxy.config.model import MIB, UpstreamSettings
 from proxy.errors import UpstreamConnectError, UpstreamError, UpstreamTimeout
+from proxy.forward_aiohttp import AiohttpLeg
 from proxy.headers import RawHeaders, relay_response_headers, strip_hop_by_hop
+from proxy.replies import UpstreamReply
+
+__all__ = ["Forwarder", "UpstreamReply", "upstream_url", "upstream_limits", "upstream_timeout"]
 
 _SET_BY_HTTPX = (b"host", b"content-length")
-_NO_AUTO_HEADERS = ("User-Agent", "Accept", "Accept-Encoding", "Content-Type")
-
-
-@dataclass(frozen=True, slots=True)
-class UpstreamReply:
-    """An agent's whole reply, ready to relay.
-
-    `headers` are raw (name, value) bytes with hop-by-hop fields and `Content-Length` removed;
-    `body` is the raw reply bytes (still encoded when `Content-Encoding` says so).
-    """
-
-    status: int
-    headers: RawHeaders
-    body: bytes
 
 
 def upstream_url(base: str, raw_path: str | bytes, query: bytes | str) -> str:
@@ -105,78 +92,6 @@ def upstream_timeout(settings: UpstreamSettings) -> httpx.Timeout:
     )
 
 
-class RawAiohttpTransport(AiohttpTransport):
-    """`httpx_aiohttp.AiohttpTransport` that sends the request exactly as httpx built it.
-
-    Differences to the library's transport, each needed for byte-identical forwarding:
-    - the request target is the `target` request extension (httpcore's convention), sent as is;
-      the library passes `str(request.url)`, which yarl requotes (`?a=%2F` arrives as `?a=/`);
-    - headers go as httpx's raw list (order and duplicates kept);
-    - aiohttp adds nothing: no User-Agent / Accept / Accept-Encoding / Content-Type, no cookie
-      jar, no decompression, no redirects, no proxy from the environment.
-    `limits.max_keepalive_connections` has no aiohttp counterpart (all idle connections are kept
-    until `keepalive_expiry`). Timeouts: connect -> sock_connect, read -> sock_read,
-    pool -> aiohttp `connect` (pool wait plus connect); write has no counterpart.
-    """
-
-    def __init__(self, limits: httpx.Limits) -> None:
-        super().__init__(limits=limits, trust_env=False, client=self._new_session)
-
-    def _new_session(self) -> aiohttp.ClientSession:
-        """The pooled session, made on first use inside the running event loop."""
-        keepalive = {} if self.limits.keepalive_expiry is None else {"keepalive_timeout": self.limits.keepalive_expiry}
-        connector = aiohttp.TCPConnector(
-            limit=self.limits.max_connections or 0, ssl=self.ssl_context, **keepalive
-        )
-        return aiohttp.ClientSession(
-            connector=connector,
-            skip_auto_headers=_NO_AUTO_HEADERS,
-            auto_decompress=False,
-            cookie_jar=aiohttp.DummyCookieJar(),
-            trust_env=False,
-        )
-
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        if not isinstance(self.client, aiohttp.ClientSession):
-            self.client = self.get_client()
-        timeout = request.extensions.get("timeout", {})
-        target: bytes = request.extensions.get("target") or request.url.raw_path
-        path, _, query = target.partition(b"?")
-        url = yarl.URL.build(
-            scheme=request.url.scheme,
-            authority=request.url.netloc.decode("ascii"),
-            path=path.decode("latin-1"),
-            query_string=query.decode("latin-1"),
-            encoded=True,
-        )
-        spelling: dict[str, str] = {}  # aiohttp merges duplicates whose name case differs
-        headers = [
-            (spelling.setdefault(name.decode("latin-1").lower(), name.decode("latin-1")), value.decode("latin-1"))
-            for name, value in request.headers.raw
-        ]
-        body = await request.aread()
-        with map_aiohttp_exceptions():
-            response = await self.client.request(
-                request.method,
-                url,
-                headers=headers,
-                data=body or None,
-                allow_redirects=False,
-                timeout=aiohttp.ClientTimeout(
-                    sock_connect=timeout.get("connect"),
-                    sock_read=timeout.get("read"),
-                    connect=timeout.get("pool"),
-                ),
-            ).__aenter__()
-        return httpx.Response(
-            status_code=response.status,
-            headers=response.raw_headers,
-            stream=AiohttpResponseStream(response),
-            request=request,
-            extensions={"http_version": b"HTTP/1.1", "reason_phrase": (response.reason or "").encode("latin-1")},
-        )
-
-
 def _translate(exc: BaseException) -> UpstreamError:
     """The one mapping from transport exceptions to the error tree (see the module docstring)."""
     text = f"{type(exc).__name__}: {exc}"
@@ -208,8 +123,11 @@ def _wire_headers(built: httpx.Headers, headers: RawHeaders) -> httpx.Headers:
 class Forwarder:
     """One pooled upstream client for the whole process (build in the app's lifespan).
 
-    `settings` gives the timeouts (seconds) and pool size; `transport` replaces the default
-    `RawAiohttpTransport` (its own limits then apply); `max_reply_bytes` caps a buffered reply.
+    `settings` gives the timeouts (seconds) and pool size. Without `transport` the production
+    leg is used: aiohttp directly (`proxy.forward_aiohttp.AiohttpLeg`, chosen by measurement).
+    With a `transport` (tests: `httpx.AsyncHTTPTransport`, or respx's router in an
+    `httpx.MockTransport`) the same contract runs through httpx's client API over it.
+    `max_reply_bytes` caps a buffered reply.
     """
 
     def __init__(
@@ -218,22 +136,29 @@ class Forwarder:
         transport: httpx.AsyncBaseTransport | None = None,
         max_reply_bytes: int = 5 * MIB,
     ) -> None:
-        limits = upstream_limits(settings)
         self.max_reply_bytes = max_reply_bytes
-        self._client = httpx.AsyncClient(
-            transport=transport if transport is not None else RawAiohttpTransport(limits),
-            limits=limits,
-            timeout=upstream_timeout(settings),
-            follow_redirects=False,
-            trust_env=False,
-            cookies=_NeverStoreCookies(),
-        )
+        self._leg: AiohttpLeg | None = None
+        self._client: httpx.AsyncClient | None = None
+        if transport is None:
+            self._leg = AiohttpLeg(settings, max_reply_bytes)
+        else:
+            self._client = httpx.AsyncClient(
+                transport=transport,
+                limits=upstream_limits(settings),
+                timeout=upstream_timeout(settings),
+                follow_redirects=False,
+                trust_env=False,
+                cookies=_NeverStoreCookies(),
+            )
 
     async def forward(self, method: str, url: str, headers: RawHeaders, body: bytes) -> UpstreamReply:
         """Send `body` to `url` with `headers` (from `upstream_request_headers`); buffer the reply.
 
         Raises UpstreamConnectError, UpstreamTimeout or UpstreamError (see module docstring).
         """
+        if self._leg is not None:
+            return await self._leg.forward(method, url, headers, body)
+        assert self._client is not None
         try:
             parsed, target = _parse(url)
         except (httpx.InvalidURL, ValueError) as exc:
@@ -265,4 +190,7 @@ class Forwarder:
 
     async def aclose(self) -> None:
         """Close the pool (every idle connection); the forwarder is unusable afterwards."""
-        await self._client.aclose()
+        if self._leg is not None:
+            await self._leg.aclose()
+        if self._client is not None:
+            await self._client.aclose()

@@ -57,3 +57,16 @@ def agent_list_reply(config: Config, envelope: Envelope, current: str) -> Outbou
     body = json.dumps(call, ensure_ascii=False).encode()
     headers = [(b"content-type", JSON), (b"x-stickyroute-agent", current.encode()), (b"x-stickyroute-reason", b"explicit")]
     return Outbound(200, headers, body)
+
+
+@dataclass(frozen=True, slots=True)
+class UpstreamReply:
+    """An agent's whole reply, ready to relay.
+
+    `headers` are raw (name, value) bytes with hop-by-hop fields and `Content-Length` removed;
+    `body` is the raw reply bytes (still encoded when `Content-Encoding` says so).
+    """
+
+    status: int
+    headers: list[tuple[bytes, bytes]]
+    body: bytes

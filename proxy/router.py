@@ -170,7 +170,7 @@ class Router:
             line["scores"] = dict(decision.scores)
         if state.channel.routing.log_text and envelope.text:
             line["text"] = envelope.text
-        log.info(json.dumps(line, ensure_ascii=False, sort_keys=True))
+        log.info("%s", json.dumps(line, ensure_ascii=False))
 
 
 def reason_counts(router: Router) -> Mapping[str, Mapping[str, int]]:

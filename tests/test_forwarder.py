@@ -40,7 +40,12 @@ TransportFactory = Callable[[UpstreamSettings], "httpx.AsyncBaseTransport | None
 
 
 def _default(settings: UpstreamSettings) -> None:
-    return None  # Forwarder builds RawAiohttpTransport
+    return None  # the production leg: aiohttp directly (proxy/forward_aiohttp.py)
+
+
+def _causes(make_transport: TransportFactory, httpx_types: tuple[type, ...], aiohttp_types: tuple[type, ...]) -> tuple[type, ...]:
+    """The exception types a failure of this kind has as its cause on the leg under test."""
+    return aiohttp_types if make_transport is _default else httpx_types
 
 
 def _httpcore(settings: UpstreamSettings) -> httpx.AsyncBaseTransport:
@@ -284,12 +289,13 @@ async def test_reply_over_the_cap_is_an_upstream_error(make_transport: Transport
 # --- failures ---------------------------------------------------------------------------------------
 
 
-async def test_connection_refused_is_upstream_connect_error(forwarder: Forwarder) -> None:
+async def test_connection_refused_is_upstream_connect_error(forwarder: Forwarder, make_transport: TransportFactory) -> None:
     url = f"http://127.0.0.1:{_closed_port()}/webhooks/telegram"
     with pytest.raises(UpstreamConnectError) as caught:
         await asyncio.wait_for(forwarder.forward("POST", url, JSON, TELEGRAM_UPDATE), HANG_GUARD_S)
     assert caught.value.status_code == 502
-    assert isinstance(caught.value.__cause__, (httpx.ConnectError, httpx.ConnectTimeout))
+    assert isinstance(caught.value.__cause__, _causes(make_transport, (httpx.ConnectError, httpx.ConnectTimeout),
+                                                       (aiohttp.ClientConnectorError,)))
 
 
 async def test_read_timeout_is_upstream_timeout(make_transport: TransportFactory, upstream: RecordingUpstream) -> None:
@@ -300,7 +306,7 @@ async def test_read_timeout_is_upstream_timeout(make_transport: TransportFactory
         with pytest.raises(UpstreamTimeout) as caught:
             await _forward(fwd, upstream)
         assert caught.value.status_code == 504
-        assert isinstance(caught.value.__cause__, httpx.ReadTimeout)
+        assert isinstance(caught.value.__cause__, _causes(make_transport, (httpx.ReadTimeout,), (aiohttp.SocketTimeoutError,)))
         await upstream.until_requests(1)
     finally:
         await fwd.aclose()
@@ -387,7 +393,7 @@ async def test_t34_cancelled_forwards_and_timeouts_release_the_pool(
         for _ in range(5):
             with pytest.raises(UpstreamTimeout) as caught:
                 await _forward(fwd, upstream)
-            assert isinstance(caught.value.__cause__, httpx.ReadTimeout)  # reached the upstream, not a pool wait
+            assert isinstance(caught.value.__cause__, _causes(make_transport, (httpx.ReadTimeout,), (aiohttp.SocketTimeoutError,)))  # reached the upstream, not a pool wait
         await upstream.until_requests(before + 5)
 
         upstream.respond()
