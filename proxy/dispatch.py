@@ -34,6 +34,8 @@ from .security import check_meta_signature, check_telegram_secret, verification_
 log = logging.getLogger("stickyroute.dispatch")
 
 DELIVERY_TTL_S = 24 * 3600.0
+STORED_REPLIES_MAX_BYTES = 64 * 1024 * 1024
+"""Memory for the stored replies of delivered updates (bytes; least recently used dropped)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,7 +64,8 @@ class Dispatcher:
         self.clock = clock
         self.recorder = recorder
         self.trusted = TrustedProxies.from_cidrs(config.server.trusted_proxies)
-        self.deliveries: DeliveryMemory[Outbound] = DeliveryMemory(ttl_s=DELIVERY_TTL_S, timer=clock)
+        self.deliveries: DeliveryMemory[Outbound] = DeliveryMemory(
+            ttl_s=DELIVERY_TTL_S, timer=clock, max_bytes=STORED_REPLIES_MAX_BYTES, sizeof=_stored_size)
         self._decisions: TTLCache[tuple[str, str], Decision] = TTLCache(maxsize=100_000, ttl=DELIVERY_TTL_S, timer=clock)
 
     async def handle(self, channel: Channel, inbound: Inbound) -> Outbound:
@@ -91,7 +94,7 @@ class Dispatcher:
     def _authentic(self, channel: Channel, inbound: Inbound) -> bool:
         if channel.type is ChannelType.TELEGRAM and channel.secret_token:
             return check_telegram_secret(inbound.headers, channel.secret_token)
-        if channel.type is ChannelType.WHATSAPP and channel.app_secret and inbound.method == "POST":
+        if channel.type is ChannelType.WHATSAPP and channel.app_secret and not _is_handshake(inbound):
             return check_meta_signature(inbound.body, inbound.headers, channel.app_secret)
         return True
 
@@ -100,25 +103,33 @@ class Dispatcher:
         key = (channel.name, envelope.delivery_id) if envelope.delivery_id else None
         if key is not None and key in self._decisions:
             return self._decisions[key]
-        decision = await self.router.route(channel.name, envelope, now)
+        decision = await self._route(channel, envelope, now)
         if key is not None:
             self._decisions[key] = decision
         return decision
 
+    async def _route(self, channel: Channel, envelope: Envelope, now: float) -> Decision:
+        """The router's decision; a bug while deciding sends the update to the default (never a 5xx)."""
+        try:
+            return await self.router.route(channel.name, envelope, now)
+        except Exception:
+            log.exception("routing failed on %s; forwarding to the default %s", channel.name, channel.default_agent)
+            return Decision(channel.default_agent, "unparsed")
+
     async def _single(self, channel: Channel, inbound: Inbound, envelope: Envelope, now: float) -> Outbound:
         """A one-update POST (Telegram): redelivery memory keyed by `update_id`."""
         if envelope.delivery_id is None:
-            decision = await self.router.route(channel.name, envelope, now)
+            decision = await self._route(channel, envelope, now)
             return await self._answer(channel, inbound, envelope, decision)
         key = (channel.name, envelope.delivery_id)
         claim = self.deliveries.begin(key)
         if claim.state is not ClaimState.FIRST:
             try:
-                return _as_redelivery(await claim.wait())
+                return self._redelivered(channel, await claim.wait())
             except Exception:  # the first attempt died without an answer: try again ourselves
                 claim = self.deliveries.begin(key)
                 if claim.state is not ClaimState.FIRST:
-                    return _as_redelivery(await claim.wait())
+                    return self._redelivered(channel, await claim.wait())
         try:
             decision = await self._decide(channel, envelope, now)
             reply = await self._answer(channel, inbound, envelope, decision)
@@ -131,6 +142,12 @@ class Dispatcher:
             self.deliveries.fail(key, reply)
         return reply
 
+    def _redelivered(self, channel: Channel, reply: Outbound | None) -> Outbound:
+        """Count and log a redelivery, answered with the first attempt's stored reply."""
+        self.router.reasons[(channel.name, "redelivery")] += 1
+        log.info("redelivery on %s answered from memory (status %s)", channel.name, reply.status if reply else 200)
+        return _as_redelivery(reply)
+
     async def _answer(self, channel: Channel, inbound: Inbound, envelope: Envelope, decision: Decision) -> Outbound:
         if decision.list_agents:
             return agent_list_reply(self.config, envelope, decision.agent)
@@ -141,12 +158,16 @@ class Dispatcher:
         ids = list(dict.fromkeys(e.delivery_id for e in envelopes if e.delivery_id))
         claims = self.deliveries.begin_many(channel.name, ids)
         waiting = [i for i, c in claims.items() if c.state is ClaimState.IN_FLIGHT]
-        if waiting:  # wait for the first attempts; ids whose attempt failed are ours to retry
+        while waiting:  # wait for the attempts in flight; ids whose attempt failed are ours to retry
             await asyncio.gather(*(claims[i].wait() for i in waiting), return_exceptions=True)
             claims.update(self.deliveries.begin_many(channel.name, waiting))
+            waiting = [i for i in waiting if claims[i].state is ClaimState.IN_FLIGHT]
         owned = [i for i, c in claims.items() if c.state is ClaimState.FIRST]
         if ids and not owned:
-            return text_reply(200, "ok", reason="redelivery")
+            return self._redelivered(channel, None)
+        if len(owned) < len(ids):
+            log.info("batch on %s: %d of %d item(s) already delivered, forwarding the rest",
+                     channel.name, len(ids) - len(owned), len(ids))
         mine = set(owned)
         pending = [e for e in envelopes if not e.delivery_id or e.delivery_id in mine]
         outcomes: dict[str, Outbound] = {}
@@ -173,8 +194,14 @@ class Dispatcher:
             groups.setdefault(decision.agent, []).append((envelope, decision))
         whole = len(groups) == 1 and len(pending) == len(envelopes)
         if not whole:
-            log.info("mixed batch on %s split into %d part(s)", channel.name, len(groups))
-            bodies = split_body(inbound.body, {a: [e.item_path for e, _ in items] for a, items in groups.items()})
+            try:
+                bodies = split_body(inbound.body, {a: [e.item_path for e, _ in items] for a, items in groups.items()})
+                log.info("mixed batch on %s split into %d part(s)", channel.name, len(groups))
+            except (ValueError, RecursionError) as exc:  # cannot rebuild it: the documented fallback
+                log.warning("batch on %s cannot be split (%s); forwarded whole to the default %s",
+                            channel.name, exc, channel.default_agent)
+                items = [item for group in groups.values() for item in group]
+                groups, whole = {channel.default_agent: items}, True
         parts = []
         for agent, items in groups.items():
             decision = Decision(agent, ",".join(dict.fromkeys(d.reason for _, d in items)))
@@ -195,7 +222,8 @@ class Dispatcher:
     async def _forward(self, channel: Channel, inbound: Inbound, decision: Decision, body: bytes,
                        signed: bool = False) -> Outbound:
         agent = self.config.agents[decision.agent]
-        url = agent.channel_urls.get(channel.name) or upstream_url(agent.url, inbound.raw_path, inbound.query)
+        exact = agent.channel_urls.get(channel.name)
+        url = upstream_url(exact, b"", inbound.query) if exact else upstream_url(agent.url, inbound.raw_path, inbound.query)
         headers = upstream_request_headers(
             inbound.headers, client_ip=inbound.client_ip, scheme=inbound.scheme, host=inbound.host,
             peer_trusted=inbound.client_ip in self.trusted, agent=decision.agent, reason=decision.reason,
@@ -208,8 +236,19 @@ class Dispatcher:
             reply = await self.forwarder.forward(inbound.method, url, headers, body)
         except UpstreamError as exc:
             log.warning("upstream %s failed for %s: %s", decision.agent, channel.name, exc)
-            return text_reply(exc.status_code, f"upstream {decision.agent} failed: {exc}", decision.reason)
+            what = "timed out" if exc.status_code == 504 else "failed"
+            return text_reply(exc.status_code, f"upstream {decision.agent} {what}", decision.reason)
         return Outbound(reply.status, relay_response_headers(reply.headers), reply.body)
+
+
+def _stored_size(reply: Outbound) -> int:
+    """Approximate bytes one stored reply holds (body, headers, bookkeeping)."""
+    return 256 + len(reply.body) + sum(len(n) + len(v) + 32 for n, v in reply.headers)
+
+
+def _is_handshake(inbound: Inbound) -> bool:
+    """Meta's GET verification (`hub.mode` in the query): it carries no signature (T14)."""
+    return inbound.method == "GET" and b"hub.mode=" in inbound.query
 
 
 def _as_redelivery(reply: Outbound | None) -> Outbound:

@@ -78,12 +78,19 @@ class NeedsClassification:
     candidate: str | None = None
 
 
+_LONGEST_ACK_SCAN = 200
+"""Characters beyond which a message is never an acknowledgement (bounds the scan)."""
+
+
 def is_acknowledgement(text: str, acknowledgements: frozenset[str]) -> bool:
     """True when `text`, trimmed, casefolded and without trailing punctuation, is in the list."""
     core = text.strip()
-    while core and unicodedata.category(core[-1]).startswith("P"):
-        core = core[:-1].rstrip()
-    return core.casefold() in acknowledgements
+    if len(core) > _LONGEST_ACK_SCAN:
+        return False  # no acknowledgement is this long, whatever punctuation follows it
+    end = len(core)
+    while end and (unicodedata.category(core[end - 1]).startswith("P") or core[end - 1].isspace()):
+        end -= 1
+    return core[:end].casefold() in acknowledgements
 
 
 def is_short(text: str, short_chars: int) -> bool:

@@ -5,9 +5,11 @@ Rules (issue #3, "Explicit switches"):
   the channel's `bot_username` is set (case-insensitive, Telegram clients append it in groups);
   a command addressed to another bot is not ours (Telegram Bot API, "Commands").
 - `@<name>` counts anywhere at a word boundary: not preceded by a word character, `.` or `@`
-  (so `ops@billing.example` is an e-mail address), and not continued by a word character, `-`
-  or `.word` (so `@billingbot` and `@billing.example` are longer names). Trailing punctuation
-  ends a mention (`thanks @support!`).
+  (so `ops@billing.example` is an e-mail address) nor by a URL character `/ # : = ? & + % ~`
+  (`https://medium.com/@coder/post`), and not continued by a word character, `-`, `/` or
+  `.word` (so `@billingbot` and `@billing.example` are longer names). Trailing punctuation ends a
+  mention (`thanks @support!`). A message that starts with a command addressed to another bot
+  (`/ask@OtherBot ...`) carries no explicit switch at all.
 - `/agent <name>` ignores punctuation right after the name (`/agent billing, please`).
 - Names match case-insensitively against agent names and aliases, then against the leading
   dash-separated part of a name when exactly one agent has it (`@ops` -> `ops-agent`). Unknown or
@@ -23,8 +25,8 @@ from dataclasses import dataclass
 from typing import Iterable
 
 _COMMAND = re.compile(r"^/agent(?:@(?P<bot>[A-Za-z0-9_]+))?(?=\s|$)(?:\s+(?P<arg>\S+))?", re.IGNORECASE)
-_TRAILING_PUNCTUATION = re.compile(r"[^\w-]+$")
-_MENTION = re.compile(r"(?<![\w.@])@(?P<name>\w[\w-]*)(?![\w-]|\.\w)")
+_OTHER_BOT_COMMAND = re.compile(r"^/\w+@(?P<bot>[A-Za-z0-9_]+)")
+_MENTION = re.compile(r"(?<![\w.@/#:=?&+%~])@(?P<name>\w[\w-]*)(?![\w-]|\.\w|/)")
 
 
 class ExplicitKind(enum.Enum):
@@ -71,6 +73,20 @@ class AgentNames:
         return self._prefix.get(folded)
 
 
+def _without_trailing_punctuation(word: str) -> str:
+    """`word` without trailing characters that are neither word characters nor `-` (linear)."""
+    end = len(word)
+    while end and not (word[end - 1].isalnum() or word[end - 1] in "_-"):
+        end -= 1
+    return word[:end]
+
+
+def _addressed_elsewhere(text: str, bot_username: str | None) -> bool:
+    """True when `text` starts with a `/command@bot` naming a bot that is not ours."""
+    match = _OTHER_BOT_COMMAND.match(text)
+    return match is not None and (bot_username is None or match.group("bot").casefold() != bot_username.casefold())
+
+
 def parse_explicit(text: str | None, names: AgentNames, bot_username: str | None) -> ExplicitSwitch:
     """Read the explicit instruction in a message text (see the module rules)."""
     if not text:
@@ -81,12 +97,14 @@ def parse_explicit(text: str | None, names: AgentNames, bot_username: str | None
     if command is not None:
         bot = command.group("bot")
         if bot is not None and (bot_username is None or bot.casefold() != bot_username.casefold()):
-            command = None  # addressed to another bot, or we do not know our own name
+            return NO_SWITCH  # addressed to another bot (or we do not know our own name)
+    elif _addressed_elsewhere(stripped, bot_username):
+        return NO_SWITCH  # a command for another bot: nothing in it is for us
     if command is not None:
         arg = command.group("arg")
         if arg is None:
             return ExplicitSwitch(ExplicitKind.LIST)
-        name = _TRAILING_PUNCTUATION.sub("", arg).lstrip("@")
+        name = _without_trailing_punctuation(arg).lstrip("@")
         if name.casefold() == "auto":
             return ExplicitSwitch(ExplicitKind.AUTO)
         agent = names.lookup(name)

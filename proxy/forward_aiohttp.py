@@ -55,14 +55,17 @@ class AiohttpLeg:
     """Pooled forwarding over aiohttp; the session is made on first use inside the running loop.
 
     Timeouts (seconds): `connect_timeout_s` to connect a socket, `timeout_s` between reads of the
-    reply and for a free pooled connection. `max_connections` bounds the pool.
+    reply and for a free pooled connection, and `connect_timeout_s + timeout_s` for the whole
+    exchange (an agent dripping its reply byte by byte cannot hold the webhook open).
+    `max_connections` bounds the pool.
     """
 
     def __init__(self, settings: UpstreamSettings, max_reply_bytes: int) -> None:
         self.max_reply_bytes = max_reply_bytes
         self._settings = settings
         self._timeout = aiohttp.ClientTimeout(
-            sock_connect=settings.connect_timeout_s, sock_read=settings.timeout_s, connect=settings.timeout_s
+            total=settings.connect_timeout_s + settings.timeout_s,
+            sock_connect=settings.connect_timeout_s, sock_read=settings.timeout_s, connect=settings.timeout_s,
         )
         self._session: aiohttp.ClientSession | None = None
 

@@ -32,6 +32,8 @@ HOP_BY_HOP: frozenset[bytes] = frozenset(
 """Lower-case names never forwarded in either direction (RFC 9110 7.6.1, plus the
 non-standard `Proxy-Connection` some clients still send)."""
 
+_CLAIMS_OF_ORIGIN = frozenset({b"forwarded", b"x-real-ip"})
+"""Other headers claiming the client's origin: dropped when the peer is not trusted."""
 X_FORWARDED_FOR = b"x-forwarded-for"
 X_FORWARDED_PROTO = b"x-forwarded-proto"
 X_FORWARDED_HOST = b"x-forwarded-host"
@@ -87,11 +89,13 @@ def upstream_request_headers(
       sent them, else `scheme` (http/https of the inbound connection) and `host` (inbound `Host`;
       omitted when empty).
     - `X-Stickyroute-Agent: <agent>` and `X-Stickyroute-Reason: <reason>` (inbound ones dropped).
+    - `Forwarded` / `X-Real-IP` pass only from a trusted peer (an untrusted client could forge them).
     """
     kept = [
         (name, value)
         for name, value in strip_hop_by_hop(inbound)
         if name.lower() not in _SET_BY_CLIENT and name.lower() not in _REPLACED
+        and (peer_trusted or name.lower() not in _CLAIMS_OF_ORIGIN)
     ]
     client = client_ip.encode("latin-1")
     received_for = _values(inbound, X_FORWARDED_FOR) if peer_trusted else []

@@ -75,7 +75,9 @@ class DeliveryMemory(Generic[T]):
     """Per-channel memory of delivery ids: completed outcomes (TTL, bounded) and attempts in flight.
 
     `max_entries` bounds the completed entries; `ttl_s` is their lifetime in seconds (24 h
-    default, Telegram's retention); `timer` returns seconds (tests pass a fake clock).
+    default, Telegram's retention); `timer` returns seconds (tests pass a fake clock). With
+    `max_bytes` and `sizeof(outcome) -> bytes` the bound is the outcomes' total size instead
+    (least recently used dropped first).
     """
 
     def __init__(
@@ -83,8 +85,13 @@ class DeliveryMemory(Generic[T]):
         max_entries: int = 100_000,
         ttl_s: float = 24 * 3600.0,
         timer: Callable[[], float] = time.monotonic,
+        max_bytes: int | None = None,
+        sizeof: Callable[[T], int] | None = None,
     ) -> None:
-        self._done: TTLCache[DeliveryKey, T] = TTLCache(maxsize=max_entries, ttl=ttl_s, timer=timer)
+        if max_bytes is not None and sizeof is not None:  # bound the memory by size, not count
+            self._done: TTLCache[DeliveryKey, T] = TTLCache(maxsize=max_bytes, ttl=ttl_s, timer=timer, getsizeof=sizeof)
+        else:
+            self._done = TTLCache(maxsize=max_entries, ttl=ttl_s, timer=timer)
         self._in_flight: dict[DeliveryKey, asyncio.Future[T] | None] = {}
 
     def __len__(self) -> int:
@@ -107,8 +114,15 @@ class DeliveryMemory(Generic[T]):
         return Claim(ClaimState.FIRST)
 
     def complete(self, key: DeliveryKey, outcome: T) -> None:
-        """The FIRST attempt of `key` got a 2xx: remember `outcome` and hand it to the waiters."""
-        self._done[key] = outcome
+        """The FIRST attempt of `key` got a 2xx: remember `outcome` and hand it to the waiters.
+
+        An outcome larger than the whole `max_bytes` budget is handed to the waiters but not
+        remembered (a later redelivery is forwarded again).
+        """
+        try:
+            self._done[key] = outcome
+        except ValueError:  # cachetools: "value too large" for the size budget
+            pass
         self._release(key, outcome)
 
     def fail(self, key: DeliveryKey, outcome: T | BaseException) -> None:

@@ -54,7 +54,7 @@ def agent_list_reply(config: Config, envelope: Envelope, current: str) -> Outbou
     call: dict[str, object] = {"method": "sendMessage", "chat_id": _chat_id(envelope.chat_id), "text": "\n".join(lines)}
     if envelope.thread_id is not None:
         call["message_thread_id"] = _chat_id(envelope.thread_id)
-    body = json.dumps(call, ensure_ascii=False).encode()
+    body = json.dumps(call).encode()  # ASCII escapes: safe for any id or name
     headers = [(b"content-type", JSON), (b"x-stickyroute-agent", current.encode()), (b"x-stickyroute-reason", b"explicit")]
     return Outbound(200, headers, body)
 

@@ -21,7 +21,7 @@ class ConversationKey:
     def hashed(self) -> str:
         """A short stable digest of the key for logs (12 hex chars of SHA-256; no raw ids)."""
         raw = "\x1f".join((self.channel, self.chat_id or "", self.thread_id or "", self.sender_id))
-        return hashlib.sha256(raw.encode()).hexdigest()[:12]
+        return hashlib.sha256(raw.encode("utf-8", "surrogatepass")).hexdigest()[:12]
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import json
 import logging
+import socket
 import sys
 
 import httpx
@@ -44,6 +45,13 @@ def run_serve(args: argparse.Namespace) -> int:
         for problem in exc.problems:
             print(problem, file=sys.stderr)
         return 2
+    busy = _busy_addresses([(args.host or config.server.host, args.port or config.server.port),
+                            (config.admin.host, config.admin.port)])
+    if busy:
+        for host, port in busy:
+            print(f"stickyroute serve: cannot listen on {host}:{port}: address already in use "
+                  f"(another stickyroute? change server.port / admin.port or use --port)", file=sys.stderr)
+        return 2
     recorder = None
     if args.record:
         from .recording import Recorder
@@ -56,6 +64,19 @@ def run_serve(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         pass
     return 0
+
+
+def _busy_addresses(addresses: list[tuple[str, int]]) -> list[tuple[str, int]]:
+    """The (host, port) pairs another process already listens on."""
+    busy = []
+    for host, port in addresses:
+        with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                probe.bind((host, port))
+            except OSError:
+                busy.append((host, port))
+    return busy
 
 
 def add_stats_arguments(parser: argparse.ArgumentParser) -> None:

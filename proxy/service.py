@@ -54,7 +54,9 @@ class Service:
         )
         self.classifier = GuardedClassifier(
             inner, config.classifier, self.stats, clock,
-            log_text=config.routing.log_text, protect=not isinstance(inner, KeywordClassifier),
+            log_text=lambda channel: config.channels[channel].routing.log_text if channel in config.channels
+            else config.routing.log_text,
+            protect=not isinstance(inner, KeywordClassifier),
         )
         self.router = Router(config, self.classifier)
         self._transport = transport

@@ -902,3 +902,15 @@ def test_decide_confirm_carries_updated_counter_and_candidate() -> None:
         Purpose.CONFIRM, "please refund the invoice", "coder",
         Route("coder", chosen_at=T0, last_active=T0 + MIN, candidate="billing", counter=2), {"billing": 12},
         candidate="billing")
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("ok . !", True),
+    ("thanks!!! ", True),
+    ("a" + "!" * 160000, False),
+    ("ok" + "!" * 300, False),
+])
+def test_acknowledgement_scan_is_bounded(text, expected):
+    from proxy.engine import is_acknowledgement
+
+    assert is_acknowledgement(text, frozenset({"ok", "thanks"})) is expected

@@ -132,3 +132,28 @@ def test_agent_names_lookup(word: str, expected: str | None) -> None:
 def test_a_real_name_wins_over_another_agents_dash_prefix() -> None:
     names = AgentNames([("ops", ()), ("ops-agent", ())])
     assert (names.lookup("ops"), names.lookup("ops-agent")) == ("ops", "ops-agent")
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("see https://medium.com/@coder/post", ExplicitSwitch(ExplicitKind.NONE)),
+    ("the file is at path/@coder", ExplicitSwitch(ExplicitKind.NONE)),
+    ("tag #@coder", ExplicitSwitch(ExplicitKind.NONE)),
+    ("query ?user=@coder", ExplicitSwitch(ExplicitKind.NONE)),
+    ("ping @coder/", ExplicitSwitch(ExplicitKind.NONE)),
+    ("/agent@OtherBot @coder", ExplicitSwitch(ExplicitKind.NONE)),
+    ("/ask@OtherBot can @coder help?", ExplicitSwitch(ExplicitKind.NONE)),
+    ("/ask@MyBot can @coder help?", ExplicitSwitch(ExplicitKind.SWITCH, "coder")),
+    ("(cc @coder)", ExplicitSwitch(ExplicitKind.SWITCH, "coder")),
+])
+def test_mentions_inside_urls_or_other_bots_commands_do_not_switch(text, expected):
+    assert parse_explicit(text, NAMES, "MyBot") == expected
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("/agent x" + "!" * 25000 + "x", ExplicitSwitch(ExplicitKind.UNKNOWN)),
+    ("/agent coder" + "!" * 25000, ExplicitSwitch(ExplicitKind.SWITCH, "coder")),
+    ("@coder" + "-" * 25000, ExplicitSwitch(ExplicitKind.NONE)),
+])
+def test_long_punctuation_runs_are_parsed_in_one_pass(text, expected):
+    """A 25,000-character argument must not make the parser quadratic (it froze the loop)."""
+    assert parse_explicit(text, NAMES, "MyBot") == expected

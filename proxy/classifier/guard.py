@@ -130,7 +130,8 @@ class GuardedClassifier:
     0 calls per minute means never call). Breaker: one per guard (a provider outage is not per
     channel), `settings.breaker_failures` / `settings.breaker_cooldown_s`. `protect=False`
     skips budget and breaker (for a zero-cost classifier such as the heuristic) but keeps the
-    timeout, stats and logs. Message text is logged only when `log_text` is true.
+    timeout, stats and logs. Message text is logged only when `log_text` is true (a bool, or
+    a function of the channel name: each channel's own `log_text` setting).
     """
 
     def __init__(
@@ -140,7 +141,7 @@ class GuardedClassifier:
         stats: ClassifierStats,
         clock: Callable[[], float],
         *,
-        log_text: bool = False,
+        log_text: bool | Callable[[str], bool] = False,
         protect: bool = True,
     ) -> None:
         self.name = inner.name
@@ -213,7 +214,7 @@ class GuardedClassifier:
             "prompt_tokens": result.prompt_tokens,
             "completion_tokens": result.completion_tokens,
         }
-        if self._log_text:
+        if self._log_text(request.channel) if callable(self._log_text) else self._log_text:
             fields["text"] = request.text
             fields["answer"] = result.raw_answer
         line = " ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in fields.items())
