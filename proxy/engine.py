@@ -186,9 +186,19 @@ def _heuristic(text: str, route: Route, rules: ChannelRules, now: float) -> Deci
         if counter >= settings.divergence_count or (early is not None and top - (own + settings.sticky_bonus) >= early):
             return NeedsClassification(Purpose.CONFIRM, text, current, pending, scores, candidate=best)
         return Decision(current, "divergence_pending", store=pending, scores=scores)
+    if settings.contest_confirm and best is None and own + settings.sticky_bonus == top and _contested(scores, current, top, settings):
+        reset = replace(route, last_active=now, candidate=None, counter=0)
+        return NeedsClassification(Purpose.CONFIRM, text, current, reset, scores)
     if own > 0:
         return Decision(current, "agreement", store=replace(route, last_active=now, candidate=None, counter=0), scores=scores)
     return Decision(current, "neutral", store=route.touched(now), scores=scores)
+
+
+def _contested(scores: Mapping[str, int], current: str, top: int, settings: RoutingSettings) -> bool:
+    """Opt-in `contest_confirm`: another agent ties the current one's effective score at the top
+    with at least `confidence_threshold` raw points ("a taxi from the hotel" while on hotel)."""
+    return any(agent != current and score == top and score >= settings.confidence_threshold
+               for agent, score in scores.items())
 
 
 _UNAVAILABLE = {Outcome.ERROR: "classifier_error", Outcome.BUDGET: "classifier_budget", Outcome.OPEN: "classifier_open"}

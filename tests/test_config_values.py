@@ -142,6 +142,7 @@ auto_route_explicit_pin = false
 auto_route_first_message_margin = 6
 auto_route_early_confirm_margin = 4
 auto_route_keyword_switch_margin = 8
+auto_route_contest_confirm = true
 
 [channels.whatsapp]
 default_agent = "support"
@@ -156,7 +157,7 @@ default_agent = "support"
         divergence_count=3, explicit_pin=False, short_message_chars=20,
         acknowledgements=("ok", "merci"), strong_weight=7, weak_weight=1,
         max_conversations=500, log_text=True, first_message_margin=6, early_confirm_margin=4,
-        keyword_switch_margin=8)
+        keyword_switch_margin=8, contest_confirm=True)
 
 
 def test_ttl_minutes_may_be_fractional(tmp_path):

@@ -914,3 +914,23 @@ def test_acknowledgement_scan_is_bounded(text, expected):
     from proxy.engine import is_acknowledgement
 
     assert is_acknowledgement(text, frozenset({"ok", "thanks"})) is expected
+
+
+@pytest.mark.parametrize(
+    ("settings", "answer", "expected", "calls"),
+    [
+        pytest.param({"sticky_bonus": 0}, "billing", ("coder", "agreement"), 0, id="off-by-default-agreement"),
+        pytest.param({"sticky_bonus": 0, "contest_confirm": True}, "billing", ("billing", "llm_confirmed"), 1,
+                     id="tie-6-6-asks-and-switches"),
+        pytest.param({"sticky_bonus": 0, "contest_confirm": True}, "coder", ("coder", "llm_rejected"), 1,
+                     id="tie-asks-and-stays"),
+        pytest.param({"sticky_bonus": 4, "contest_confirm": True}, "billing", ("coder", "agreement"), 0,
+                     id="bonus-breaks-the-tie-no-call"),
+        pytest.param({"sticky_bonus": 0, "contest_confirm": True, "confidence_threshold": 7}, "billing",
+                     ("coder", "agreement"), 0, id="tied-agent-below-threshold-no-call"),
+    ],
+)
+async def test_contest_confirm(settings: dict, answer: str, expected: tuple, calls: int) -> None:
+    """Opt-in: another agent tying the current one at the top ("python refund" on coder) asks the classifier."""
+    sc, got = await run([(MIN, "the python refund is wrong")], seed=seeded("coder"), answers=answer, **settings)
+    assert (got, sc.calls) == ([expected], calls)

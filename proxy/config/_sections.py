@@ -35,7 +35,7 @@ AUTO_ROUTE_KEYS = (
     "auto_route", "auto_route_ttl_minutes", "auto_route_confidence_threshold",
     "auto_route_sticky_bonus", "auto_route_divergence_count", "auto_route_explicit_pin",
     "auto_route_first_message_margin", "auto_route_early_confirm_margin",
-    "auto_route_keyword_switch_margin",
+    "auto_route_keyword_switch_margin", "auto_route_contest_confirm",
 )
 STRATEGIES = tuple(s.value for s in Strategy)
 
@@ -167,6 +167,7 @@ def routing_values(table: Table) -> dict[str, Any]:
         first_message_margin=table.integer("auto_route_first_message_margin"),
         early_confirm_margin=table.integer("auto_route_early_confirm_margin"),
         keyword_switch_margin=table.integer("auto_route_keyword_switch_margin"),
+        contest_confirm=table.boolean("auto_route_contest_confirm"),
         short_message_chars=table.integer("short_message_chars"),
         acknowledgements=acknowledgements,
         strong_weight=table.integer("strong_weight"),

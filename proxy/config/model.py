@@ -97,6 +97,9 @@ class RoutingSettings:
     """sticky_heuristic: at a divergence, switch to the candidate by keywords alone (reason
     `keywords`, no classifier call) when its score beats the runner-up's effective score (the
     current agent's score + sticky_bonus included) by at least this margin."""
+    contest_confirm: bool = False
+    """sticky_heuristic: ask the classifier when another agent (>= confidence_threshold) ties the
+    current agent's effective score at the top, instead of counting it as agreement."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -65,7 +65,7 @@ def settings_dict(settings: RoutingSettings) -> dict[str, object]:
     """The knobs a row reports (strategy, threshold, bonus, divergence and opt-in knobs)."""
     raw = asdict(settings)
     keep = ("confidence_threshold", "sticky_bonus", "divergence_count", "first_message_margin",
-            "early_confirm_margin", "keyword_switch_margin")
+            "early_confirm_margin", "keyword_switch_margin", "contest_confirm")
     out: dict[str, object] = {"strategy": settings.strategy.value}
     out.update({k: raw[k] for k in keep})
     return out

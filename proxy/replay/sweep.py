@@ -26,8 +26,9 @@ GRID: dict[str, tuple[object, ...]] = {
     "first_message_margin": (None, 0),
     "early_confirm_margin": (None, 0),
     "keyword_switch_margin": (None, 6, 12),
+    "contest_confirm": (False, True),
 }
-"""The default sweep grid (knob -> values); 144 settings."""
+"""The default sweep grid (knob -> values); 288 settings."""
 
 
 def grid_settings(base: RoutingSettings, grid: Mapping[str, Sequence[object]]) -> list[RoutingSettings]:
