@@ -123,14 +123,3 @@ def run(args: argparse.Namespace) -> int:
             return 2
     print(explain(config, args.channel, args.text, args.current, args.candidate, args.counter))
     return 0
-
-
-def main(argv: list[str] | None = None) -> int:
-    """`python -m proxy.explain ...` until the lead wires the subcommand into proxy/cli.py."""
-    parser = argparse.ArgumentParser(prog="stickyroute explain")
-    add_arguments(parser)
-    return run(parser.parse_args(argv))
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -25,7 +25,6 @@ router in an `httpx.MockTransport`): the same contract then runs through httpx.
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
 from http.cookiejar import CookieJar
 from urllib.parse import urlsplit
 

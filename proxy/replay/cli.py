@@ -216,14 +216,3 @@ def _groq_for(config):
     classifier, _line = build_classifier(replace(config.classifier, provider="groq"), rules.scorer.scores,
                                          channel.routing.confidence_threshold, os.environ)
     return classifier
-
-
-def main(argv: list[str] | None = None) -> int:
-    """`python -m proxy.replay.cli ...` until the lead wires the subcommand into proxy/cli.py."""
-    parser = argparse.ArgumentParser(prog="stickyroute replay")
-    add_arguments(parser)
-    return run(parser.parse_args(argv))
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -52,6 +52,16 @@ def pareto_front(rows: Iterable[Row]) -> list[Row]:
     return sorted(front, key=lambda r: (r.classifier_calls_per_100, r.accuracy))
 
 
+def _report(progress: TextIO, done: int, total: int) -> None:
+    """A progress bar redrawn in place on a terminal; one line per tenth of the grid otherwise."""
+    if progress.isatty():
+        filled = 30 * done // total
+        progress.write(f"\rsweep [{'#' * filled}{'.' * (30 - filled)}] {done}/{total}")
+    elif done == total or done % max(1, total // 10) == 0:
+        progress.write(f"sweep {done}/{total}\n")
+    progress.flush()
+
+
 def run_sweep(conversations: Sequence[Conversation], agents: Sequence[Agent], settings: Sequence[RoutingSettings],
               judge: str = "oracle", seed: int = 0, gap_s: float = 30.0,
               progress: TextIO | None = None) -> list[Row]:
@@ -63,9 +73,8 @@ def run_sweep(conversations: Sequence[Conversation], agents: Sequence[Agent], se
             _played, tally = await play(conversations, agents, s, judge, seed, gap_s)
             rows.append(row(f"sweep:{n}", settings_dict(s), tally))
             if progress is not None:
-                progress.write(f"\rsweep {n}/{len(settings)}")
-                progress.flush()
-        if progress is not None:
+                _report(progress, n, len(settings))
+        if progress is not None and progress.isatty():
             progress.write("\n")
         return rows
 

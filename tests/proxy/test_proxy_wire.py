@@ -3,14 +3,11 @@ headers, clients that disconnect early, and the admin listener."""
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import json
 import socket
 from typing import AsyncIterator, Iterator
 
 import httpx
-import pytest
 
 from proxy.config.model import UpstreamSettings
 from proxy.service import Service
