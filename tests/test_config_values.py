@@ -350,9 +350,9 @@ def test_shipped_config_agents(shipped):
 
 def test_shipped_config_channels(shipped):
     heuristic = RoutingSettings(strategy=Strategy.STICKY_HEURISTIC, ttl_s=1800.0,
-                                confidence_threshold=6, sticky_bonus=0, divergence_count=1,
+                                confidence_threshold=6, sticky_bonus=6, divergence_count=1,
                                 explicit_pin=True, first_message_margin=0,
-                                keyword_switch_margin=12)  # the recommended settings (README)
+                                keyword_switch_margin=6, contest_confirm=True)  # the recommended settings (README)
     assert dict(shipped.channels) == {
         "telegram": Channel(
             name="telegram", type=ChannelType.TELEGRAM, paths=("/telegram",),
@@ -372,3 +372,13 @@ def test_shipped_config_checks_with_only_the_no_secret_warnings():
     assert config is not None
     assert [(p.key, p.warning) for p in problems] == [
         ("channels.telegram.secret_token", True), ("channels.whatsapp.app_secret", True)]
+
+
+def test_shipped_config_uses_the_replay_recommended_settings(shipped):
+    """config/proxy.toml ships what `stickyroute replay --strategy recommended` measures."""
+    from dataclasses import replace
+
+    from proxy.replay.cli import RECOMMENDED
+
+    routing = shipped.channels["telegram"].routing
+    assert replace(routing, ttl_s=RECOMMENDED.ttl_s) == replace(RECOMMENDED, acknowledgements=routing.acknowledgements)

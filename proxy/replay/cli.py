@@ -28,10 +28,12 @@ from .runner import evaluate
 
 RECOMMENDED = RoutingSettings(
     strategy=Strategy.STICKY_HEURISTIC,
-    sticky_bonus=0,
+    confidence_threshold=6,
+    sticky_bonus=6,
     divergence_count=1,
     first_message_margin=0,
-    keyword_switch_margin=12,
+    keyword_switch_margin=6,
+    contest_confirm=True,
 )
 """The settings that measured best on the dev files (docs/eval/results.md)."""
 
