@@ -8,6 +8,7 @@ import json
 import logging
 import socket
 import sys
+from typing import Any
 
 import httpx
 
@@ -60,10 +61,22 @@ def run_serve(args: argparse.Namespace) -> int:
     from .service import serve
 
     try:
-        asyncio.run(serve(config, args.host, args.port, recorder=recorder, demo=args.demo_agents))
+        _run(serve(config, args.host, args.port, recorder=recorder, demo=args.demo_agents))
     except KeyboardInterrupt:
         pass
     return 0
+
+
+def _run(main: Any) -> None:
+    """Run the server coroutine on uvloop when installed (uvicorn[standard] brings it), as
+    `uvicorn.run` would; else on asyncio's default loop."""
+    try:
+        import uvloop
+    except ImportError:
+        asyncio.run(main)
+        return
+    with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+        runner.run(main)
 
 
 def _busy_addresses(addresses: list[tuple[str, int]]) -> list[tuple[str, int]]:
