@@ -25,7 +25,7 @@ from .engine import Decision
 from .envelope import Envelope
 from .errors import UnparsedUpdate, UpstreamError
 from .forwarder import Forwarder, upstream_url
-from .headers import TrustedProxies, upstream_request_headers, relay_response_headers
+from .headers import TrustedProxies, upstream_request_headers
 from .redelivery import ClaimState, DeliveryMemory
 from .replies import Outbound, agent_list_reply, text_reply
 from .router import Router
@@ -238,7 +238,7 @@ class Dispatcher:
             log.warning("upstream %s failed for %s: %s", decision.agent, channel.name, exc)
             what = "timed out" if exc.status_code == 504 else "failed"
             return text_reply(exc.status_code, f"upstream {decision.agent} {what}", decision.reason)
-        return Outbound(reply.status, relay_response_headers(reply.headers), reply.body)
+        return Outbound(reply.status, reply.headers, reply.body)  # hop-by-hop already stripped
 
 
 def _stored_size(reply: Outbound) -> int:
