@@ -7,8 +7,7 @@ A command is a pair `(add_arguments(parser), run(args) -> exit code)`. Commands 
 elsewhere live in `_MODULES`: the module (e.g. `proxy/serve_cli.py`) defines
 `add_<name>_arguments(parser: argparse.ArgumentParser) -> None` and
 `run_<name>(args: argparse.Namespace) -> int` (or plain `add_arguments` / `run` when it holds
-one command) and is picked up without editing this file. Until the module exists the command
-is a placeholder that says so and exits 2.
+one command). Modules are imported only when the command line is built.
 """
 
 from __future__ import annotations
@@ -61,7 +60,6 @@ _COMMANDS: dict[str, tuple[AddArguments, Run]] = {
 """Commands implemented in this module."""
 
 _MODULES: dict[str, str] = {
-    # Owned by the lead; each is a "not implemented yet" placeholder while its module is missing.
     "serve": "proxy.serve_cli",  # serve --config PATH [--host H] [--port P] [--record FILE]
     "stats": "proxy.serve_cli",  # stats: the admin listener's GET /stats
     "replay": "proxy.replay.cli",  # replay CORPUS.jsonl --agents ... | replay FILE --config NEW
@@ -78,30 +76,11 @@ _HELP = {
 }
 
 
-def _placeholder(name: str, module: str) -> tuple[AddArguments, Run]:
-    """A command whose module does not exist yet: accepts any arguments, exits 2."""
-
-    def add_arguments(parser: argparse.ArgumentParser) -> None:
-        parser.set_defaults(_placeholder=True)
-
-    def run(args: argparse.Namespace) -> int:
-        print(f"stickyroute {name}: not implemented yet ({module} is missing)", file=sys.stderr)
-        return EXIT_INVALID
-
-    return add_arguments, run
-
-
 def _command(name: str) -> tuple[AddArguments, Run]:
-    """The (add_arguments, run) pair of `name`: local, from its module, or a placeholder."""
+    """The (add_arguments, run) pair of `name`: defined here or in its module."""
     if name in _COMMANDS:
         return _COMMANDS[name]
-    module_name = _MODULES[name]
-    try:
-        module = importlib.import_module(module_name)
-    except ModuleNotFoundError as exc:
-        if exc.name != module_name:
-            raise
-        return _placeholder(name, module_name)
+    module = importlib.import_module(_MODULES[name])
     add_arguments = getattr(module, f"add_{name}_arguments", None) or module.add_arguments
     run = getattr(module, f"run_{name}", None) or module.run
     return add_arguments, run
@@ -127,9 +106,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Run]]:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `stickyroute` console script; returns the exit code."""
     parser, runs = build_parser()
-    args, unknown = parser.parse_known_args(argv)
-    if unknown and not getattr(args, "_placeholder", False):
-        parser.error(f"unrecognized arguments: {' '.join(unknown)}")
+    args = parser.parse_args(argv)
     return runs[args.command](args)
 
 

@@ -114,7 +114,7 @@ class Dispatcher:
             return await self.router.route(channel.name, envelope, now)
         except Exception:
             log.exception("routing failed on %s; forwarding to the default %s", channel.name, channel.default_agent)
-            return Decision(channel.default_agent, "unparsed")
+            return Decision(channel.default_agent, "routing_error")
 
     async def _single(self, channel: Channel, inbound: Inbound, envelope: Envelope, now: float) -> Outbound:
         """A one-update POST (Telegram): redelivery memory keyed by `update_id`."""
@@ -247,8 +247,8 @@ def _stored_size(reply: Outbound) -> int:
 
 
 def _is_handshake(inbound: Inbound) -> bool:
-    """Meta's GET verification (`hub.mode` in the query): it carries no signature (T14)."""
-    return inbound.method == "GET" and b"hub.mode=" in inbound.query
+    """Meta's GET verification (a `hub.mode` query parameter): it carries no signature (T14)."""
+    return inbound.method == "GET" and "hub.mode" in dict(parse_qsl(inbound.query.decode("latin-1")))
 
 
 def _as_redelivery(reply: Outbound | None) -> Outbound:

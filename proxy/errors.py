@@ -3,7 +3,6 @@
     StickyrouteError
     ├── ConfigError              a config file is invalid (carries every problem found)
     ├── UnparsedUpdate           a webhook body we cannot read as a known platform shape
-    ├── SignatureError           an inbound request failed its platform authentication
     ├── UpstreamError            the forwarding leg failed
     │   ├── UpstreamConnectError     the agent refused or could not be reached (-> 502)
     │   └── UpstreamTimeout          the agent did not answer in time (-> 504)
@@ -50,10 +49,6 @@ class ConfigError(StickyrouteError):
 
 class UnparsedUpdate(StickyrouteError):
     """A body on a channel path that is not valid JSON or not a known shape of that platform."""
-
-
-class SignatureError(StickyrouteError):
-    """The inbound request failed its platform authentication (secret token or HMAC)."""
 
 
 class UpstreamError(StickyrouteError):

@@ -1,4 +1,4 @@
-"""The forwarding leg: one pooled httpx.AsyncClient sending the inbound bytes to an agent.
+"""The forwarding leg: one pooled upstream client sending the inbound bytes to an agent.
 
     Forwarder.forward(method, url, headers, body) -> UpstreamReply(status, headers, body)
 
@@ -8,11 +8,12 @@ redirects never followed, the reply read raw (still `Content-Encoding`-encoded) 
 to `max_reply_bytes`. Every response is closed on every path, cancellation included (field
 report T34: an aborted client must never leak a pooled connection).
 
-Errors (the only place httpx/aiohttp exceptions are translated, status in proxy/errors.py):
+Errors (each leg translates its client's exceptions in one function: `_translate` here for
+httpx, `forward_aiohttp.translate` for aiohttp; statuses in proxy/errors.py):
 
-    httpx.ConnectError, httpx.ConnectTimeout          -> UpstreamConnectError (502)
-    other httpx.TimeoutException, TimeoutError        -> UpstreamTimeout      (504)
-    other httpx.HTTPError, aiohttp.ClientError        -> UpstreamError        (502)
+    cannot connect (refused, DNS, connect timeout)    -> UpstreamConnectError (502)
+    no reply in time (read, pool, total deadline)     -> UpstreamTimeout      (504)
+    any other client error                            -> UpstreamError        (502)
     reply over max_reply_bytes, invalid URL           -> UpstreamError        (502)
 
 Without a transport the production leg is aiohttp directly (`proxy.forward_aiohttp`): per
@@ -28,7 +29,6 @@ import functools
 from http.cookiejar import CookieJar
 from urllib.parse import urlsplit
 
-import aiohttp
 import httpx
 
 from proxy.config.model import MIB, UpstreamSettings
@@ -92,9 +92,9 @@ def upstream_timeout(settings: UpstreamSettings) -> httpx.Timeout:
 
 
 def _translate(exc: BaseException) -> UpstreamError:
-    """The one mapping from transport exceptions to the error tree (see the module docstring)."""
+    """httpx exceptions -> the error tree (the aiohttp leg has its own, `forward_aiohttp.translate`)."""
     text = f"{type(exc).__name__}: {exc}"
-    if isinstance(exc, (httpx.ConnectError, httpx.ConnectTimeout, aiohttp.ClientConnectorError)):
+    if isinstance(exc, (httpx.ConnectError, httpx.ConnectTimeout)):
         return UpstreamConnectError(f"upstream unreachable ({text})")
     if isinstance(exc, (httpx.TimeoutException, TimeoutError)):
         return UpstreamTimeout(f"upstream timed out ({text})")
@@ -170,7 +170,7 @@ class Forwarder:
                 reply = await self._read_capped(response)
             finally:
                 await response.aclose()
-        except (httpx.HTTPError, aiohttp.ClientError, TimeoutError) as exc:
+        except (httpx.HTTPError, TimeoutError) as exc:
             raise _translate(exc) from exc
         return reply
 

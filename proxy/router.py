@@ -18,7 +18,7 @@ from typing import Mapping
 from cachetools import TTLCache
 
 from .classifier.base import Candidate, Classification, ClassificationRequest, Classifier
-from .config.model import Channel, Config
+from .config.model import Channel, Config, RoutingSettings
 from .engine import ChannelRules, Decision, NeedsClassification, decide, resolve
 from .envelope import Envelope
 from .explicit import AgentNames
@@ -30,15 +30,20 @@ from .store import PassedTime, RouteStore
 log = logging.getLogger("stickyroute.decision")
 
 
+def keyword_scorer(config: Config, settings: RoutingSettings) -> KeywordScorer:
+    """The keyword gate over every agent of `config`, with `settings`' strong/weak weights."""
+    return KeywordScorer(
+        (AgentKeywords(a.name, a.keywords, a.weak_keywords) for a in config.agents.values()),
+        strong_weight=settings.strong_weight,
+        weak_weight=settings.weak_weight,
+    )
+
+
 def build_rules(config: Config, channel: Channel) -> ChannelRules:
     """The engine's view of one channel: settings, names, keyword scorer (built once)."""
     settings = channel.routing
     agents = config.agents.values()
-    scorer = KeywordScorer(
-        (AgentKeywords(a.name, a.keywords, a.weak_keywords) for a in agents),
-        strong_weight=settings.strong_weight,
-        weak_weight=settings.weak_weight,
-    )
+    scorer = keyword_scorer(config, settings)
     return ChannelRules(
         channel=channel.name,
         platform=channel.type,

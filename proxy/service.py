@@ -22,19 +22,15 @@ from .classifier.stats import ClassifierStats
 from .config.model import Config
 from .dispatch import Dispatcher, Inbound
 from .forwarder import Forwarder
-from .keywords import AgentKeywords, KeywordScorer
-from .router import Router, reason_counts
+from .keywords import KeywordScorer
+from .router import Router, keyword_scorer, reason_counts
 
 log = logging.getLogger("stickyroute")
 
 
 def global_scorer(config: Config) -> KeywordScorer:
     """Keyword scorer with the global `[routing]` weights (used by the heuristic classifier)."""
-    return KeywordScorer(
-        (AgentKeywords(a.name, a.keywords, a.weak_keywords) for a in config.agents.values()),
-        strong_weight=config.routing.strong_weight,
-        weak_weight=config.routing.weak_weight,
-    )
+    return keyword_scorer(config, config.routing)
 
 
 class Service:

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from proxy import cli
 from proxy.cli import main
 
 REPO = Path(__file__).resolve().parent.parent
@@ -126,11 +125,3 @@ def test_console_script_checks_the_shipped_config():
         f"warning: config/proxy.toml: channels.whatsapp.app_secret: {NO_SECRET}",
         "ok: 4 agents, 2 channels",
     ]
-
-
-
-def test_command_whose_module_is_missing_is_a_placeholder(monkeypatch, capsys):
-    monkeypatch.setitem(cli._MODULES, "later", "proxy.no_such_cli_module")
-    assert main(["later", "--anything", "x"]) == 2
-    assert capsys.readouterr().err == (
-        "stickyroute later: not implemented yet (proxy.no_such_cli_module is missing)\n")

@@ -1,7 +1,7 @@
 """proxy/forwarder.py against a real upstream on 127.0.0.1 (T1, T30, T31, T33, T34, T35).
 
-Wire tests run on both transports: the default (httpx-aiohttp, `RawAiohttpTransport`) and httpx's
-own httpcore transport, which tests and respx-based suites may substitute.
+Wire tests run on both legs: the production one (aiohttp directly, `proxy/forward_aiohttp.py`)
+and httpx over its own httpcore transport, which tests and respx-based suites may substitute.
 """
 
 from __future__ import annotations
@@ -327,10 +327,6 @@ async def test_read_timeout_is_upstream_timeout(make_transport: TransportFactory
         (httpx.UnsupportedProtocol("ftp"), UpstreamError),
         (httpx.ProxyError("proxy"), UpstreamError),
         (httpx.DecodingError("decode"), UpstreamError),
-        (aiohttp.ClientConnectorError(SimpleNamespace(host="up", port=1, ssl=False), OSError(111, "refused")),
-         UpstreamConnectError),
-        (aiohttp.ServerDisconnectedError(), UpstreamError),
-        (aiohttp.ClientPayloadError("payload"), UpstreamError),
         (TimeoutError(), UpstreamTimeout),
     ],
     ids=lambda value: type(value).__name__ if isinstance(value, BaseException) else value.__name__,
@@ -430,3 +426,24 @@ async def test_serve_app_runs_lifespan_and_serves_real_http() -> None:
             )
     assert events == ["startup", "shutdown"]
     assert (reply.status_code, reply.content) == (200, b"/webhooks/telegram?b=2&a=%2F hi 127.0.0.1")
+
+
+@pytest.mark.parametrize(
+    ("raised", "expected"),
+    [
+        (aiohttp.ClientConnectorError(SimpleNamespace(host="up", port=1, ssl=False), OSError(111, "refused")),
+         UpstreamConnectError),
+        (aiohttp.ConnectionTimeoutError("connect"), UpstreamConnectError),
+        (aiohttp.SocketTimeoutError("read"), UpstreamTimeout),
+        (TimeoutError(), UpstreamTimeout),
+        (aiohttp.ServerDisconnectedError(), UpstreamError),
+        (aiohttp.ClientPayloadError("payload"), UpstreamError),
+        (aiohttp.ClientResponseError(SimpleNamespace(real_url="http://up"), (), status=400), UpstreamError),
+    ],
+    ids=lambda value: type(value).__name__ if isinstance(value, BaseException) else value.__name__,
+)
+def test_every_aiohttp_error_is_mapped(raised: Exception, expected: type[UpstreamError]) -> None:
+    """The production leg's one translation function (proxy/forward_aiohttp.py)."""
+    from proxy.forward_aiohttp import translate
+
+    assert type(translate(raised)) is expected

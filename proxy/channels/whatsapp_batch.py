@@ -28,20 +28,15 @@ would reject.
 from __future__ import annotations
 
 import copy
-import hashlib
-import hmac
 import json
 from typing import Any, Mapping, Sequence
 
 from proxy.channels.whatsapp import ITEM_LISTS, envelopes, items, load, sender_aliases
+from proxy.security import meta_signature as sign  # re-exported: the batch parts are re-signed with it
+
+__all__ = ["sign", "split_body"]
 
 ItemPath = tuple[int | str, ...]
-
-
-def sign(body: bytes, app_secret: str) -> str:
-    """`X-Hub-Signature-256` value: "sha256=" + lowercase hex HMAC-SHA256(app_secret, body)."""
-    digest = hmac.new(app_secret.encode("utf-8"), body, hashlib.sha256).hexdigest()
-    return f"sha256={digest}"
 
 
 def split_body(body: bytes, parts: Mapping[str, Sequence[tuple]]) -> dict[str, bytes]:

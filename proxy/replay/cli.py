@@ -101,13 +101,6 @@ def format_table(rows: list[Row]) -> str:
                      for line in cells)
 
 
-def format_markdown(rows: list[Row]) -> str:
-    """The same table as Markdown."""
-    lines = ["| " + " | ".join(HEADERS) + " |", "|" + "---|" * len(HEADERS)]
-    lines += ["| " + " | ".join(_cell(getattr(r, c)) for c in COLUMNS) + " |" for r in rows]
-    return "\n".join(lines)
-
-
 def _cell(value: object) -> str:
     if isinstance(value, float):
         return f"{value:.2f}"
