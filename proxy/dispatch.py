@@ -11,6 +11,7 @@ is down (502) or too slow (504) does, so the platform retries and nothing is los
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
 from dataclasses import dataclass
 from typing import Callable
@@ -155,7 +156,8 @@ class Dispatcher:
 
     async def _batch(self, channel: Channel, inbound: Inbound, envelopes: tuple[Envelope, ...], now: float) -> Outbound:
         """A WhatsApp POST of 1..n items: forward whole, split per agent, or skip delivered parts."""
-        ids = list(dict.fromkeys(e.delivery_id for e in envelopes if e.delivery_id))
+        keys = _item_keys(envelopes, inbound.body)
+        ids = list(dict.fromkeys(keys))
         claims = self.deliveries.begin_many(channel.name, ids)
         waiting = [i for i, c in claims.items() if c.state is ClaimState.IN_FLIGHT]
         while waiting:  # wait for the attempts in flight; ids whose attempt failed are ours to retry
@@ -163,13 +165,14 @@ class Dispatcher:
             claims.update(self.deliveries.begin_many(channel.name, waiting))
             waiting = [i for i in waiting if claims[i].state is ClaimState.IN_FLIGHT]
         owned = [i for i, c in claims.items() if c.state is ClaimState.FIRST]
-        if ids and not owned:
-            return self._redelivered(channel, None)
+        if not owned:
+            stored = {id(c.outcome): c.outcome for c in claims.values()}
+            return self._redelivered(channel, next(iter(stored.values())) if len(stored) == 1 else None)
         if len(owned) < len(ids):
             log.info("batch on %s: %d of %d item(s) already delivered, forwarding the rest",
                      channel.name, len(ids) - len(owned), len(ids))
         mine = set(owned)
-        pending = [e for e in envelopes if not e.delivery_id or e.delivery_id in mine]
+        pending = [(e, k) for e, k in zip(envelopes, keys) if k in mine]
         outcomes: dict[str, Outbound] = {}
         try:
             reply = await self._forward_items(channel, inbound, envelopes, pending, now, outcomes)
@@ -185,17 +188,17 @@ class Dispatcher:
         return reply
 
     async def _forward_items(self, channel: Channel, inbound: Inbound, envelopes: tuple[Envelope, ...],
-                             pending: list[Envelope], now: float, outcomes: dict[str, Outbound]) -> Outbound:
-        """Route `pending` items and forward them (whole body, or one re-signed part per agent);
-        record each delivery id's part reply in `outcomes`. 200 only when every part got a 2xx."""
-        groups: dict[str, list[tuple[Envelope, Decision]]] = {}
-        for envelope in pending:
+                             pending: list[tuple[Envelope, str]], now: float, outcomes: dict[str, Outbound]) -> Outbound:
+        """Route `pending` (item, delivery key) pairs and forward them (whole body, or one re-signed
+        part per agent); record each key's part reply in `outcomes`. 200 only when every part got a 2xx."""
+        groups: dict[str, list[tuple[Envelope, Decision, str]]] = {}
+        for envelope, key in pending:
             decision = await self._decide(channel, envelope, now)
-            groups.setdefault(decision.agent, []).append((envelope, decision))
+            groups.setdefault(decision.agent, []).append((envelope, decision, key))
         whole = len(groups) == 1 and len(pending) == len(envelopes)
         if not whole:
             try:
-                bodies = split_body(inbound.body, {a: [e.item_path for e, _ in items] for a, items in groups.items()})
+                bodies = split_body(inbound.body, {a: [e.item_path for e, _, _ in items] for a, items in groups.items()})
                 log.info("mixed batch on %s split into %d part(s)", channel.name, len(groups))
             except (ValueError, RecursionError) as exc:  # cannot rebuild it: the documented fallback
                 log.warning("batch on %s cannot be split (%s); forwarded whole to the default %s",
@@ -204,14 +207,13 @@ class Dispatcher:
                 groups, whole = {channel.default_agent: items}, True
         parts = []
         for agent, items in groups.items():
-            decision = Decision(agent, ",".join(dict.fromkeys(d.reason for _, d in items)))
+            decision = Decision(agent, ",".join(dict.fromkeys(d.reason for _, d, _ in items)))
             body = inbound.body if whole else bodies[agent]
             parts.append(self._forward(channel, inbound, decision, body, signed=not whole))
         replies = await asyncio.gather(*parts)
         for (_agent, items), part in zip(groups.items(), replies):
-            for envelope, _ in items:
-                if envelope.delivery_id:
-                    outcomes[envelope.delivery_id] = part
+            for _envelope, _decision, key in items:
+                outcomes[key] = part
         if whole:
             return replies[0]
         if all(r.ok for r in replies):
@@ -239,6 +241,13 @@ class Dispatcher:
             what = "timed out" if exc.status_code == 504 else "failed"
             return text_reply(exc.status_code, f"upstream {decision.agent} {what}", decision.reason)
         return Outbound(reply.status, reply.headers, reply.body)  # hop-by-hop already stripped
+
+
+def _item_keys(envelopes: tuple[Envelope, ...], body: bytes) -> list[str]:
+    """The redelivery key of each item: its delivery id (wamid, status id + status), or for an
+    item without one (an account event) its place in this exact body, so a retried POST finds it."""
+    digest = hashlib.sha256(body).hexdigest()[:16]
+    return [e.delivery_id or f"{digest}:{'/'.join(map(str, e.item_path))}" for e in envelopes]
 
 
 def _stored_size(reply: Outbound) -> int:

@@ -106,3 +106,57 @@ async def test_origin_claims_from_untrusted_peers_are_dropped(tmp_path):
                              {"Forwarded": "for=10.0.0.1", "X-Real-IP": "10.0.0.1"})
         (request,) = ups["general"].requests
         assert request.header_values(b"forwarded") == [] and request.header_values(b"x-real-ip") == []
+
+
+def _message_and_account_event() -> bytes:
+    """One POST: a message from 15550000001 (bound to coder) and an account event (no id)."""
+    doc = json.loads(whatsapp_text([("15550000001", "wamid.A", "please look at my code")]))
+    doc["entry"][0]["changes"].append({"field": "account_update", "value": {"event": "VERIFIED_ACCOUNT"}})
+    return json.dumps(doc, separators=(",", ":")).encode()
+
+
+BOUND = '[[channels.whatsapp.bindings]]\nuser = "15550000001"\nagent = "coder"\n'
+
+
+async def test_failed_item_without_id_is_resent_on_retry_not_acked(tmp_path):
+    """An account event whose part failed must be forwarded again when Meta retries the POST."""
+    body = _message_and_account_event()
+    with upstream_set("general", "coder") as ups:
+        ups["general"].respond(status=503)
+        config = write_config(tmp_path, ups, whatsapp=BOUND)
+        async with Proxy(config) as proxy:
+            first = await proxy.post("/webhooks/whatsapp", body)
+            ups["general"].respond(status=200)
+            retry = await proxy.post("/webhooks/whatsapp", body)
+            third = await proxy.post("/webhooks/whatsapp", body)
+        assert (first.status_code, retry.status_code, third.status_code) == (502, 200, 200)
+        assert (len(ups["general"].requests), len(ups["coder"].requests)) == (2, 1)
+        assert third.headers["x-stickyroute-reason"] == "redelivery"
+
+
+async def test_item_without_id_is_not_resent_when_a_sibling_failed(tmp_path):
+    body = _message_and_account_event()
+    with upstream_set("general", "coder") as ups:
+        ups["coder"].respond(status=502)
+        config = write_config(tmp_path, ups, whatsapp=BOUND)
+        async with Proxy(config) as proxy:
+            await proxy.post("/webhooks/whatsapp", body)
+            await proxy.post("/webhooks/whatsapp", body)
+            ups["coder"].respond(status=200)
+            last = await proxy.post("/webhooks/whatsapp", body)
+        assert last.status_code == 200
+        assert (len(ups["general"].requests), len(ups["coder"].requests)) == (1, 3)
+
+
+async def test_whatsapp_redelivery_returns_the_stored_answer(tmp_path):
+    body = whatsapp_text([("15550000001", "wamid.R1", "where is my order please")])
+    with upstream_set("general") as ups:
+        ups["general"].respond(status=200, headers=[(b"content-type", b"application/json")], body=b'{"agent":"reply-1"}')
+        config = write_config(tmp_path, ups)
+        async with Proxy(config) as proxy:
+            first = await proxy.post("/webhooks/whatsapp", body)
+            again = await proxy.post("/webhooks/whatsapp", body)
+        assert (again.status_code, again.content, again.headers["content-type"]) == (200, b'{"agent":"reply-1"}', "application/json")
+        assert first.content == again.content
+        assert again.headers["x-stickyroute-reason"] == "redelivery"
+        assert len(ups["general"].requests) == 1
