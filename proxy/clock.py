@@ -10,6 +10,12 @@ def now() -> float:
     return time.time()
 
 
+def monotonic() -> float:
+    """Seconds on a clock that never steps back (`time.monotonic()`): for budgets, breakers and
+    latencies, which must not jump when the system clock is set."""
+    return time.monotonic()
+
+
 class FakeClock:
     """A clock for tests and replays: `clock()` returns `t`; `advance(seconds)` moves it."""
 
@@ -20,5 +26,6 @@ class FakeClock:
         return self.t
 
     def advance(self, seconds: float) -> float:
+        """Move the clock forward by `seconds`; returns the new time."""
         self.t += seconds
         return self.t

@@ -34,12 +34,18 @@ def global_scorer(config: Config) -> KeywordScorer:
 
 
 class Service:
-    """Everything one running config needs; `start()` inside the event loop, `aclose()` after."""
+    """Everything one running config needs; `start()` inside the event loop, `aclose()` after.
+
+    `clock` (seconds, wall time) drives routes and redeliveries; `guard_clock` (seconds,
+    monotonic by default) the classifier's budget and breaker; tests pass fake clocks for both.
+    `transport` replaces the production forwarding leg with an httpx transport.
+    """
 
     def __init__(self, config: Config, env: Mapping[str, str] | None = None,
                  transport: httpx.AsyncBaseTransport | None = None,
                  groq_http_client: httpx.AsyncClient | None = None,
                  clock: Callable[[], float] = wall_clock.now,
+                 guard_clock: Callable[[], float] | None = None,
                  recorder: Callable[[Inbound, float], None] | None = None) -> None:
         self.config = config
         self.stats = ClassifierStats()
@@ -49,7 +55,7 @@ class Service:
             os.environ if env is None else env, http_client=groq_http_client, config_path=config.path,
         )
         self.classifier = GuardedClassifier(
-            inner, config.classifier, self.stats, clock,
+            inner, config.classifier, self.stats, guard_clock or wall_clock.monotonic,
             log_text=lambda channel: config.channels[channel].routing.log_text if channel in config.channels
             else config.routing.log_text,
             protect=not isinstance(inner, KeywordClassifier),

@@ -96,7 +96,7 @@ class Proxy:
                  client_ip: str = CLIENT_IP) -> None:
         kwargs: dict[str, Any] = {"env": dict(env or {}), "groq_http_client": groq_http_client}
         if clock is not None:
-            kwargs["clock"] = clock
+            kwargs["clock"] = kwargs["guard_clock"] = clock
         self.service = Service(config, **kwargs)
         self.client: httpx.AsyncClient | None = None
         self.client_ip = client_ip
