@@ -26,7 +26,7 @@ log = logging.getLogger("stickyroute.app")
 _METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]
 
 
-class BodyTooLarge(Exception):
+class _BodyTooLarge(Exception):
     """The request body exceeds `server.max_body_bytes`."""
 
 
@@ -34,13 +34,13 @@ async def _read_body(request: Request, limit: int) -> bytes:
     """The whole request body (de-chunked by the server), at most `limit` bytes."""
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > limit:
-        raise BodyTooLarge
+        raise _BodyTooLarge
     chunks: list[bytes] = []
     size = 0
     async for chunk in request.stream():
         size += len(chunk)
         if size > limit:
-            raise BodyTooLarge
+            raise _BodyTooLarge
         chunks.append(chunk)
     return b"".join(chunks)
 
@@ -50,12 +50,13 @@ def create_app(config: Config, handle: Callable[[Channel, Inbound], Awaitable[Ou
     limit = config.server.max_body_bytes
 
     async def webhook(request: Request) -> Response:
-        channel = config.channel_for_path(request.url.path)
+        path = request.scope["path"]  # decoded path; cheaper than building request.url
+        channel = config.channel_for_path(path)
         if channel is None:
             return PlainTextResponse("not found", status_code=404)
         try:
             body = await _read_body(request, limit)
-        except BodyTooLarge:
+        except _BodyTooLarge:
             return PlainTextResponse(f"body larger than {limit} bytes", status_code=413)
         except ClientDisconnect:
             return Response(status_code=400)
@@ -63,8 +64,8 @@ def create_app(config: Config, handle: Callable[[Channel, Inbound], Awaitable[Ou
         client = request.client
         inbound = Inbound(
             method=request.method,
-            path=request.url.path,
-            raw_path=scope.get("raw_path") or request.url.path.encode(),
+            path=path,
+            raw_path=scope.get("raw_path") or path.encode(),
             query=scope.get("query_string", b""),
             headers=list(scope["headers"]),
             body=body,
