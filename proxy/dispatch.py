@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import json
 import logging
 from dataclasses import dataclass
 from typing import Callable
@@ -33,6 +34,7 @@ from .router import Router
 from .security import check_meta_signature, check_telegram_secret, verification_reply
 
 log = logging.getLogger("stickyroute.dispatch")
+decision_log = logging.getLogger("stickyroute.decision")
 
 DELIVERY_TTL_S = 24 * 3600.0
 STORED_REPLIES_MAX_BYTES = 64 * 1024 * 1024
@@ -146,7 +148,8 @@ class Dispatcher:
     def _redelivered(self, channel: Channel, reply: Outbound | None) -> Outbound:
         """Count and log a redelivery, answered with the first attempt's stored reply."""
         self.router.reasons[(channel.name, "redelivery")] += 1
-        log.info("redelivery on %s answered from memory (status %s)", channel.name, reply.status if reply else 200)
+        status = reply.status if reply else 200
+        decision_log.info("%s", json.dumps({"channel": channel.name, "reason": "redelivery", "status": status}))
         return _as_redelivery(reply)
 
     async def _answer(self, channel: Channel, inbound: Inbound, envelope: Envelope, decision: Decision) -> Outbound:

@@ -6,14 +6,19 @@ import argparse
 import asyncio
 import json
 import logging
+import os
 import socket
 import sys
+from dataclasses import replace
 from typing import Any
 
 import httpx
 
-from .config import load_config
+from .config import check_config, load_config
 from .errors import ConfigError
+
+DEFAULT_CONFIG = "config/proxy.toml"
+DEFAULT_ADMIN_URL = "http://127.0.0.1:9090"
 
 
 def configure_logging() -> None:
@@ -32,6 +37,7 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", required=True, help="path of the TOML config")
     parser.add_argument("--host", help="listen address (overrides server.host)")
     parser.add_argument("--port", type=int, help="listen port (overrides server.port)")
+    parser.add_argument("--admin-port", type=int, help="admin listener port (overrides admin.port)")
     parser.add_argument("--record", metavar="FILE", help="append every inbound webhook to FILE (JSON lines)")
     parser.add_argument("--demo-agents", action="store_true",
                         help="also start a logging demo agent on every loopback agent URL")
@@ -46,12 +52,14 @@ def run_serve(args: argparse.Namespace) -> int:
         for problem in exc.problems:
             print(problem, file=sys.stderr)
         return 2
+    if args.admin_port:
+        config = replace(config, admin=replace(config.admin, port=args.admin_port))
     busy = _busy_addresses([(args.host or config.server.host, args.port or config.server.port),
                             (config.admin.host, config.admin.port)])
     if busy:
         for host, port in busy:
             print(f"stickyroute serve: cannot listen on {host}:{port}: address already in use "
-                  f"(another stickyroute? change server.port / admin.port or use --port)", file=sys.stderr)
+                  f"(another stickyroute? use --port / --admin-port, or change server.port / admin.port)", file=sys.stderr)
         return 2
     recorder = None
     if args.record:
@@ -94,21 +102,24 @@ def _busy_addresses(addresses: list[tuple[str, int]]) -> list[tuple[str, int]]:
 
 def add_stats_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of `stickyroute stats`."""
-    parser.add_argument("--config", default="config/proxy.toml", help="config whose [admin] listener to ask")
+    parser.add_argument("--config", help="config whose [admin] listener to ask "
+                        "(default: config/proxy.toml when it exists, else http://127.0.0.1:9090)")
     parser.add_argument("--url", help="admin base URL (overrides the config), e.g. http://127.0.0.1:9090")
 
 
 def run_stats(args: argparse.Namespace) -> int:
     """Print the JSON of GET /stats from the admin listener; exit 1 when it cannot be reached."""
     base = args.url
-    if base is None:
-        try:
-            admin = load_config(args.config).admin
-        except ConfigError as exc:
-            for problem in exc.problems:
-                print(problem, file=sys.stderr)
+    path = args.config or (DEFAULT_CONFIG if os.path.exists(DEFAULT_CONFIG) else None)
+    if base is None and path is not None:
+        config, problems = check_config(path)  # quietly: warnings are `check`'s business
+        if config is None:
+            for problem in problems:
+                if not problem.warning:
+                    print(problem, file=sys.stderr)
             return 2
-        base = f"http://{admin.host}:{admin.port}"
+        base = f"http://{config.admin.host}:{config.admin.port}"
+    base = base or DEFAULT_ADMIN_URL
     try:
         response = httpx.get(base.rstrip("/") + "/stats", timeout=5.0)
         response.raise_for_status()

@@ -26,7 +26,7 @@ def test_serve_reports_a_busy_port_and_exits_2(tmp_path, capsys):
     assert code == 2
     assert capsys.readouterr().err.splitlines() == [
         f"stickyroute serve: cannot listen on 127.0.0.1:{port}: address already in use "
-        "(another stickyroute? change server.port / admin.port or use --port)"]
+        "(another stickyroute? use --port / --admin-port, or change server.port / admin.port)"]
 
 
 def test_stats_says_when_the_admin_listener_is_unreachable(capsys):

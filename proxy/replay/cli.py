@@ -121,7 +121,19 @@ def _first_telegram_routing(config) -> RoutingSettings:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run the replay; 0 on success, 2 on bad arguments."""
+    """Run the replay; 0 on success, 2 on bad arguments or unreadable files (a clear message)."""
+    try:
+        return _run(args)
+    except ConfigError as exc:
+        for problem in exc.problems:
+            print(f"replay: {problem}", file=sys.stderr)
+        return 2
+    except (OSError, ValueError) as exc:
+        print(f"replay: {exc}", file=sys.stderr)
+        return 2
+
+
+def _run(args: argparse.Namespace) -> int:
     with open(args.file, encoding="utf-8") as handle:
         first = handle.readline()
     from .recorded import is_recording
@@ -167,11 +179,13 @@ def _run_sweep(args: argparse.Namespace, conversations, agents, judge: str) -> i
     if args.format == "json":
         print(json.dumps({"front": [r.as_dict() for r in front], "all": [r.as_dict() for r in rows]}, indent=2))
     else:
+        print(f"{args.file}: {len(conversations)} conversations, classifier {judge}")
         print(f"Pareto front (accuracy vs classifier calls per 100), {len(rows)} settings:")
         print(front_table(front))
     if args.plot:
         plot(rows, args.plot, {"seed defaults": seed_row, "recommended": recommended},
              title=f"{args.file.rsplit('/', 1)[-1]}, classifier {judge}")
+        print(f"plot written to {args.plot}", file=sys.stderr)
     return 0
 
 

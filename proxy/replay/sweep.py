@@ -109,7 +109,18 @@ def plot(rows: Sequence[Row], path: str, marked: Mapping[str, Row], title: str =
 def front_table(front: Sequence[Row]) -> str:
     """The Pareto front as a plain text table."""
     lines = ["accuracy  calls/100  false/100  settings"]
+    previous: tuple[float, float, float] | None = None
+    alike = 0
     for r in front:
+        figures = (r.accuracy, r.classifier_calls_per_100, r.false_switches_per_100)
+        if figures == previous:  # settings that differ only in knobs with no effect here
+            alike += 1
+            continue
+        if alike:
+            lines[-1] += f"  (+{alike} alike)"
+        previous, alike = figures, 0
         knobs = ", ".join(f"{k}={v}" for k, v in r.settings.items() if k != "strategy")
         lines.append(f"{r.accuracy:8.2f}  {r.classifier_calls_per_100:9.2f}  {r.false_switches_per_100:9.2f}  {knobs}")
+    if alike:
+        lines[-1] += f"  (+{alike} alike)"
     return "\n".join(lines)

@@ -82,10 +82,12 @@ def test_sweep_prints_the_front_and_writes_the_plot(capsys, monkeypatch, tmp_pat
                    "--plot", str(plot)]) == 0
     captured = capsys.readouterr()
     lines = captured.out.splitlines()
-    assert lines[0] == "Pareto front (accuracy vs classifier calls per 100), 4 settings:"
-    assert [line.split()[:2] for line in lines[2:]] == [["33.33", "33.33"], ["33.33", "33.33"],
-                                                      ["44.44", "44.44"], ["77.78", "55.56"]]
-    assert captured.err.endswith("sweep 4/4\n")
+    assert lines[0] == f"{DATA / 'hand.jsonl'}: 3 conversations, classifier oracle"
+    assert lines[1] == "Pareto front (accuracy vs classifier calls per 100), 4 settings:"
+    # two settings reach the same point: listed once, "(+1 alike)"
+    assert [line.split()[:2] for line in lines[3:]] == [["33.33", "33.33"], ["44.44", "44.44"], ["77.78", "55.56"]]
+    assert lines[3].endswith("(+1 alike)")
+    assert captured.err.endswith(f"sweep 4/4\nplot written to {plot}\n")
     assert plot.read_bytes()[:4] == b"\x89PNG"
 
 
@@ -94,3 +96,11 @@ def test_groq_without_a_key_is_an_error(capsys, monkeypatch) -> None:
     assert invoke([str(DATA / "hand.jsonl"), "--agents", str(DATA / "hand_agents.toml"), "--strategy",
                    "sticky_heuristic", "--classifier", "groq"]) == 2
     assert "GROQ_API_KEY" in capsys.readouterr().err
+
+
+def test_missing_files_are_a_clear_error_not_a_traceback(capsys, tmp_path) -> None:
+    assert invoke([str(tmp_path / "nope.jsonl"), "--agents", str(DATA / "hand_agents.toml")]) == 2
+    assert capsys.readouterr().err.startswith("replay: [Errno 2] No such file or directory")
+    assert invoke([str(DATA / "hand.jsonl"), "--agents", str(DATA / "hand_agents.toml"),
+                   "--config", str(tmp_path / "new.toml"), "--strategy", "config"]) == 2
+    assert capsys.readouterr().err == f"replay: {tmp_path / 'new.toml'}: (file): cannot read file: No such file or directory\n"
