@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 from proxy.classifier.base import Candidate, ClassificationRequest
+from proxy.clock import FakeClock  # re-exported for the classifier tests
+
+__all__ = ["CANDIDATES", "CHAT_URL", "FakeClock", "completion", "request"]
 
 CHAT_URL = "https://api.groq.com/openai/v1/chat/completions"
 
@@ -11,19 +14,6 @@ CANDIDATES = (
     Candidate("ops-agent", "Deployments, servers and infrastructure", ("ops",)),
     Candidate("writer", "Drafts articles and documentation"),
 )
-
-
-class FakeClock:
-    """A clock that only moves when told to (seconds)."""
-
-    def __init__(self, now: float = 1000.0) -> None:
-        self.now = now
-
-    def __call__(self) -> float:
-        return self.now
-
-    def advance(self, seconds: float) -> None:
-        self.now += seconds
 
 
 def completion(content: str | None, prompt_tokens: int = 120, completion_tokens: int = 2) -> dict:
