@@ -147,7 +147,7 @@ class Dispatcher:
 
     def _redelivered(self, channel: Channel, reply: Outbound | None) -> Outbound:
         """Count and log a redelivery, answered with the first attempt's stored reply."""
-        self.router.reasons[(channel.name, "redelivery")] += 1
+        self.router.count(channel.name, "redelivery")
         status = reply.status if reply else 200
         decision_log.info("%s", json.dumps({"channel": channel.name, "reason": "redelivery", "status": status}))
         return _as_redelivery(reply)
@@ -243,7 +243,7 @@ class Dispatcher:
             log.warning("upstream %s failed for %s: %s", decision.agent, channel.name, exc)
             what = "timed out" if exc.status_code == 504 else "failed"
             return text_reply(exc.status_code, f"upstream {decision.agent} {what}", decision.reason)
-        return Outbound(reply.status, reply.headers, reply.body)  # hop-by-hop already stripped
+        return reply  # hop-by-hop headers already stripped by the forwarder
 
 
 def _item_keys(envelopes: tuple[Envelope, ...], body: bytes) -> list[str]:

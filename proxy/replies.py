@@ -59,14 +59,7 @@ def agent_list_reply(config: Config, envelope: Envelope, current: str) -> Outbou
     return Outbound(200, headers, body)
 
 
-@dataclass(frozen=True, slots=True)
-class UpstreamReply:
-    """An agent's whole reply, ready to relay.
-
-    `headers` are raw (name, value) bytes with hop-by-hop fields and `Content-Length` removed;
-    `body` is the raw reply bytes (still encoded when `Content-Encoding` says so).
-    """
-
-    status: int
-    headers: list[tuple[bytes, bytes]]
-    body: bytes
+UpstreamReply = Outbound
+"""An agent's whole reply, relayed as is: the same shape as what the platform gets back.
+`headers` have hop-by-hop fields and `Content-Length` removed; `body` is raw (still encoded when
+`Content-Encoding` says so)."""

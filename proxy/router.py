@@ -160,8 +160,12 @@ class Router:
         else:
             state.locks[key] = (lock, users - 1)
 
+    def count(self, channel: str, reason: str) -> None:
+        """Count a decision made outside the router (a redelivery answered from memory)."""
+        self.reasons[(channel, reason)] += 1
+
     def _log(self, state: _ChannelState, key: ConversationKey | None, envelope: Envelope, decision: Decision) -> None:
-        self.reasons[(state.channel.name, decision.reason)] += 1
+        self.count(state.channel.name, decision.reason)
         if not log.isEnabledFor(logging.INFO):
             return
         line: dict[str, object] = {
