@@ -31,8 +31,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from proxy.route import ConversationKey, Route  # noqa: E402
-from proxy.store import RouteStore  # noqa: E402
+from proxy.routing.route import ConversationKey, Route  # noqa: E402
+from proxy.state.route_cache import RouteStore  # noqa: E402
 
 N = 100_000
 TARGET_BYTES = 1024

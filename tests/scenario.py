@@ -37,11 +37,11 @@ from proxy.config.model import (
     Strategy,
     ThreadRoute,
 )
-from proxy.engine import Decision
-from proxy.envelope import Envelope, MessageKind
-from proxy.route import ConversationKey, Route
-from proxy.router import Router
-from proxy.store import RouteStore
+from proxy.routing.engine import Decision
+from proxy.routing.envelope import Envelope, MessageKind
+from proxy.routing.route import ConversationKey, Route
+from proxy.routing.router import Router
+from proxy.state.route_cache import RouteStore
 
 CHANNEL = "telegram"
 USER = "111"

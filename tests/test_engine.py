@@ -32,10 +32,10 @@ from tests.scenario import (
 
 from proxy.classifier.base import Classification, Outcome
 from proxy.config.model import ChannelType, Strategy
-from proxy.engine import NeedsClassification, Purpose, decide, is_acknowledgement, is_short
-from proxy.envelope import Envelope, MessageKind
-from proxy.route import Route
-from proxy.router import build_rules
+from proxy.routing.engine import NeedsClassification, Purpose, decide, is_acknowledgement, is_short
+from proxy.routing.envelope import Envelope, MessageKind
+from proxy.routing.route import Route
+from proxy.routing.router import build_rules
 
 OFF, ONLY, TTL, HEUR = Strategy.OFF, Strategy.EXPLICIT_ONLY, Strategy.STICKY_TTL, Strategy.STICKY_HEURISTIC
 AUTO_STRATEGIES = [pytest.param(s, id=s.value) for s in (ONLY, TTL, HEUR)]
@@ -911,7 +911,7 @@ def test_decide_confirm_carries_updated_counter_and_candidate() -> None:
     ("ok" + "!" * 300, False),
 ])
 def test_acknowledgement_scan_is_bounded(text, expected):
-    from proxy.engine import is_acknowledgement
+    from proxy.routing.engine import is_acknowledgement
 
     assert is_acknowledgement(text, frozenset({"ok", "thanks"})) is expected
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from tests.scenario import AGENTS
 
-from proxy.explicit import AgentNames, ExplicitKind, ExplicitSwitch, parse_explicit
+from proxy.routing.explicit import AgentNames, ExplicitKind, ExplicitSwitch, parse_explicit
 
 NAMES = AgentNames((a.name, a.aliases) for a in AGENTS.values())
 BOT = "stickybot"

@@ -25,8 +25,8 @@ from starlette.routing import Route
 
 from proxy.config.model import UpstreamSettings
 from proxy.errors import UpstreamConnectError, UpstreamError, UpstreamTimeout
-from proxy.forwarder import Forwarder, UpstreamReply, upstream_limits, upstream_timeout, upstream_url
-from proxy.headers import upstream_request_headers
+from proxy.forwarding.forwarder import Forwarder, UpstreamReply, upstream_limits, upstream_timeout, upstream_url
+from proxy.forwarding.headers import upstream_request_headers
 from tests.test_security import T1_BODY
 from tests.upstreams import RecordingUpstream, serve_app
 
@@ -444,6 +444,6 @@ async def test_serve_app_runs_lifespan_and_serves_real_http() -> None:
 )
 def test_every_aiohttp_error_is_mapped(raised: Exception, expected: type[UpstreamError]) -> None:
     """The production leg's one translation function (proxy/forward_aiohttp.py)."""
-    from proxy.forward_aiohttp import translate
+    from proxy.forwarding.leg import translate
 
     assert type(translate(raised)) is expected

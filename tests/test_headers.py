@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from proxy.headers import (
+from proxy.forwarding.headers import (
     HOP_BY_HOP,
     TrustedProxies,
     is_trusted,

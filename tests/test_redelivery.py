@@ -7,7 +7,7 @@ import asyncio
 import pytest
 
 from proxy.errors import UpstreamTimeout
-from proxy.redelivery import Claim, ClaimState, DeliveryMemory
+from proxy.state.delivery_memory import Claim, ClaimState, DeliveryMemory
 
 TG = "telegram"
 WA = "whatsapp"

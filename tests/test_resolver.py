@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from proxy.config.model import Binding, Channel, ChannelType, ThreadRoute
-from proxy.envelope import Envelope, MessageKind
-from proxy.resolver import Resolution, Resolver
+from proxy.routing.envelope import Envelope, MessageKind
+from proxy.routing.layer1 import Resolution, Resolver
 
 GROUP = "-1001000000001"
 CHANNEL = Channel(

@@ -14,8 +14,8 @@ import pytest
 from proxy.channels import telegram, whatsapp
 from proxy.classifier.base import Outcome
 from proxy.config.model import Binding, ChannelType, Strategy, ThreadRoute
-from proxy.envelope import Envelope, MessageKind
-from proxy.router import reason_counts
+from proxy.routing.envelope import Envelope, MessageKind
+from proxy.routing.router import reason_counts
 from tests.scenario import (
     CHANNEL,
     GROUP,

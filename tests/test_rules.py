@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from proxy.config import RulePack, load_rule_pack
-from proxy.keywords import AgentKeywords, KeywordScorer
+from proxy.routing.keywords import AgentKeywords, KeywordScorer
 
 RULES = Path(__file__).resolve().parent.parent / "rules"
 PACKS = ("billing", "coder", "debugger", "devops", "researcher", "sales", "support", "travel",

@@ -8,8 +8,8 @@ import hmac
 import pytest
 from starlette.datastructures import Headers, QueryParams
 
-from proxy import security
-from proxy.security import check_meta_signature, check_telegram_secret, meta_signature, verification_reply
+from proxy.channels import security
+from proxy.channels.security import check_meta_signature, check_telegram_secret, meta_signature, verification_reply
 
 APP_SECRET = "test-app-secret"
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import socket
 
-from proxy.cli import main
+from proxy.cli.main import main
 from tests.proxy.harness import upstream_set, write_config
 
 

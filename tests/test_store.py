@@ -7,8 +7,8 @@ from dataclasses import replace
 
 import pytest
 
-from proxy.route import ConversationKey, Route
-from proxy.store import RouteStore
+from proxy.routing.route import ConversationKey, Route
+from proxy.state.route_cache import RouteStore
 
 T0 = 1_700_000_000.0
 TTL = 1800.0

@@ -13,7 +13,7 @@ from typing import Callable
 
 from proxy.channels import telegram, whatsapp
 from proxy.config.model import ChannelType
-from proxy.envelope import Envelope
+from proxy.routing.envelope import Envelope
 
 Parser = Callable[[bytes, str], tuple[Envelope, ...]]
 

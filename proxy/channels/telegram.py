@@ -57,7 +57,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from proxy.envelope import Envelope, MessageKind, normalise_id
+from proxy.routing.envelope import Envelope, MessageKind, normalise_id
 from proxy.errors import UnparsedUpdate
 
 _USER_MESSAGES = ("message", "business_message", "guest_message")

@@ -48,7 +48,7 @@ from __future__ import annotations
 import json
 from typing import Any, Iterator
 
-from proxy.envelope import Envelope, MessageKind, normalise_id
+from proxy.routing.envelope import Envelope, MessageKind, normalise_id
 from proxy.errors import UnparsedUpdate
 
 OBJECT = "whatsapp_business_account"

@@ -15,7 +15,7 @@ from typing import Callable, Mapping
 import httpx
 
 from proxy.classifier.base import Classifier
-from proxy.classifier.heuristic import KeywordClassifier
+from proxy.classifier.keywords import KeywordClassifier
 from proxy.config.model import ClassifierSettings
 from proxy.errors import ConfigError, ConfigProblem
 

@@ -12,7 +12,7 @@ Merging (`merge_words`): the agent's own list first, then the pack's, duplicates
 case-insensitively (casefold) keeping the first spelling; a word that is a strong keyword is
 dropped from the weak list. The agent's own description wins over the pack's.
 
-A keyword must contain a letter or digit: the keyword gate (`proxy.keywords`) matches words
+A keyword must contain a letter or digit: the keyword gate (`proxy.routing.keywords`) matches words
 (`\\w+`) and treats punctuation as a separator, so `"c++"` would only ever match `c`.
 """
 

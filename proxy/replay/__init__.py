@@ -3,7 +3,7 @@
     corpus.py    corpus JSONL + agents TOML -> Conversation / Config
     judges.py    oracle / noisy judges and the counting wrapper (calls, estimated tokens)
     metrics.py   accuracy, switch recall/delay, false switches, boomerangs; both baselines
-    runner.py    one strategy over a corpus through proxy.router.Router on a fake clock
+    runner.py    one strategy over a corpus through proxy.routing.router.Router on a fake clock
     sweep.py     grid over the routing knobs, Pareto front, PNG plot
     recorded.py  what-if replay of `serve --record` files under another config
     cli.py       `stickyroute replay` (add_arguments / run)

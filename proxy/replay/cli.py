@@ -21,10 +21,10 @@ from dataclasses import replace
 from proxy.config.model import RoutingSettings, Strategy
 from proxy.errors import ConfigError
 
-from .corpus import Conversation, load_agents, load_corpus
-from .judges import estimate_tokens
-from .metrics import Row, classify_every, row, stay_first
-from .runner import evaluate
+from proxy.replay.corpus import Conversation, load_agents, load_corpus
+from proxy.replay.judges import estimate_tokens
+from proxy.replay.metrics import Row, classify_every, row, stay_first
+from proxy.replay.runner import evaluate
 
 RECOMMENDED = RoutingSettings(
     strategy=Strategy.STICKY_HEURISTIC,
@@ -79,7 +79,7 @@ def baseline_rows(conversations: list[Conversation], agents, short_chars: int = 
     """The two baselines as rows (tokens of classify_every estimated like the judges' prompts)."""
     from proxy.classifier.base import Candidate, ClassificationRequest
 
-    from .corpus import DEFAULT_AGENT
+    from proxy.replay.corpus import DEFAULT_AGENT
 
     candidates = tuple(Candidate(a.name, a.description) for a in agents) + (Candidate(DEFAULT_AGENT),)
 
@@ -136,7 +136,7 @@ def run(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace) -> int:
     with open(args.file, encoding="utf-8") as handle:
         first = handle.readline()
-    from .recorded import is_recording
+    from proxy.replay.recorded import is_recording
 
     if is_recording(first):
         return _run_recording(args)
@@ -169,7 +169,7 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _run_sweep(args: argparse.Namespace, conversations, agents, judge: str) -> int:
-    from .sweep import GRID, front_table, grid_settings, pareto_front, plot, run_sweep
+    from proxy.replay.sweep import GRID, front_table, grid_settings, pareto_front, plot, run_sweep
 
     base = RoutingSettings(strategy=Strategy.STICKY_HEURISTIC)
     rows = run_sweep(conversations, agents, grid_settings(base, GRID), judge, args.seed, args.gap_s, sys.stderr)
@@ -190,7 +190,7 @@ def _run_sweep(args: argparse.Namespace, conversations, agents, judge: str) -> i
 
 
 def _run_recording(args: argparse.Namespace) -> int:
-    from .recorded import compare, format_changes, heuristic_for, read_recording, route_recording
+    from proxy.replay.recorded import compare, format_changes, heuristic_for, read_recording, route_recording
 
     with open(args.file, encoding="utf-8") as handle:
         named, records = read_recording(handle)
@@ -218,7 +218,7 @@ def _groq_for(config):
     import os
 
     from proxy.classifier.factory import build_classifier
-    from proxy.router import build_rules
+    from proxy.routing.router import build_rules
 
     channel = next(iter(config.channels.values()))
     rules = build_rules(config, channel)

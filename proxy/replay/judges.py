@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from proxy.classifier.base import Candidate, Classification, ClassificationRequest, Classifier, Outcome
 from proxy.classifier.groq import system_prompt, user_content
 
-from .corpus import OOS, Turn
+from proxy.replay.corpus import OOS, Turn
 
 CHARS_PER_TOKEN = 4
 

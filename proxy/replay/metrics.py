@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Sequence
 
-from .corpus import DEFAULT_AGENT, OOS, Conversation, Turn
+from proxy.replay.corpus import DEFAULT_AGENT, OOS, Conversation, Turn
 
 BOOMERANG_DETOUR = 2
 """Longest detour (messages on B) that still counts as a boomerang A -> B -> A."""

@@ -16,12 +16,12 @@ from typing import Any, Callable, Iterable, Sequence
 
 from proxy import channels
 from proxy.classifier.base import Classifier
-from proxy.classifier.heuristic import KeywordClassifier
+from proxy.classifier.keywords import KeywordClassifier
 from proxy.config.model import Config
 from proxy.errors import UnparsedUpdate
-from proxy.recording import FORMAT, body_of
-from proxy.route import ConversationKey
-from proxy.router import Router
+from proxy.replay.recording import FORMAT, body_of
+from proxy.routing.route import ConversationKey
+from proxy.routing.router import Router
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,7 +70,7 @@ def read_recording(lines: Iterable[str]) -> tuple[str | None, list[dict[str, Any
 
 def heuristic_for(config: Config) -> Classifier:
     """The keyword classifier the server builds for `config` (global scorer and threshold)."""
-    from proxy.service import global_scorer
+    from proxy.server.service import global_scorer
 
     return KeywordClassifier(global_scorer(config).scores, config.routing.confidence_threshold)
 

@@ -1,4 +1,4 @@
-"""Play a corpus through the real `proxy.router.Router` under one RoutingSettings.
+"""Play a corpus through the real `proxy.routing.router.Router` under one RoutingSettings.
 
 Each conversation is its own Telegram private chat: sender id = chat id = 1000 + its index,
 one TEXT envelope per user turn with delivery id = a running update id, routed with
@@ -14,15 +14,15 @@ from dataclasses import asdict, dataclass
 from typing import Callable, Sequence
 
 from proxy.classifier.base import Classifier
-from proxy.classifier.heuristic import KeywordClassifier
+from proxy.classifier.keywords import KeywordClassifier
 from proxy.clock import FakeClock
 from proxy.config.model import Agent, RoutingSettings
-from proxy.envelope import Envelope, MessageKind
-from proxy.router import Router
+from proxy.routing.envelope import Envelope, MessageKind
+from proxy.routing.router import Router
 
-from .corpus import CHANNEL, DEFAULT_AGENT, Conversation, replay_config
-from .judges import CountingClassifier, NoisyJudge, OracleJudge, TurnCursor
-from .metrics import Row, Tally, row, score_conversation
+from proxy.replay.corpus import CHANNEL, DEFAULT_AGENT, Conversation, replay_config
+from proxy.replay.judges import CountingClassifier, NoisyJudge, OracleJudge, TurnCursor
+from proxy.replay.metrics import Row, Tally, row, score_conversation
 
 CONVERSATION_GAP_S = 3600.0
 FIRST_SENDER = 1000

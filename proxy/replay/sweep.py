@@ -15,9 +15,9 @@ from typing import Iterable, Mapping, Sequence, TextIO
 
 from proxy.config.model import Agent, RoutingSettings
 
-from .corpus import Conversation
-from .metrics import Row, row
-from .runner import play, settings_dict
+from proxy.replay.corpus import Conversation
+from proxy.replay.metrics import Row, row
+from proxy.replay.runner import play, settings_dict
 
 GRID: dict[str, tuple[object, ...]] = {
     "confidence_threshold": (6, 12),

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from proxy.channels import telegram
-from proxy.envelope import Envelope, MessageKind
+from proxy.routing.envelope import Envelope, MessageKind
 from proxy.errors import UnparsedUpdate
 
 PAYLOADS = Path(__file__).resolve().parent / "payloads" / "telegram"

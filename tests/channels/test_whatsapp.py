@@ -10,7 +10,7 @@ import pytest
 from proxy import channels
 from proxy.channels import whatsapp
 from proxy.config.model import ChannelType
-from proxy.envelope import Envelope, MessageKind
+from proxy.routing.envelope import Envelope, MessageKind
 from proxy.errors import UnparsedUpdate
 
 PAYLOADS = Path(__file__).resolve().parent / "payloads" / "whatsapp"

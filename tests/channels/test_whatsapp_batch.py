@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from proxy.channels import whatsapp
-from proxy.channels.whatsapp_batch import sign, split_body
+from proxy.channels.whatsapp_split import sign, split_body
 from proxy.errors import UnparsedUpdate
 
 PAYLOADS = Path(__file__).resolve().parent / "payloads" / "whatsapp"

@@ -12,7 +12,7 @@ from groq_fakes import CHAT_URL, completion, request
 from proxy.classifier.base import Outcome
 from proxy.classifier.factory import build_classifier
 from proxy.classifier.groq import GroqClassifier
-from proxy.classifier.heuristic import KeywordClassifier
+from proxy.classifier.keywords import KeywordClassifier
 from proxy.config.model import ClassifierSettings
 from proxy.errors import ConfigError, ConfigProblem
 

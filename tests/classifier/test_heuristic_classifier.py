@@ -8,7 +8,7 @@ import pytest
 
 from groq_fakes import CANDIDATES, request
 from proxy.classifier.base import Classification, Outcome
-from proxy.classifier.heuristic import KeywordClassifier
+from proxy.classifier.keywords import KeywordClassifier
 
 
 def scorer(scores: Mapping[str, int]):

@@ -21,7 +21,7 @@ import httpx
 
 from proxy.config import load_config
 from proxy.config.model import Config
-from proxy.service import Service
+from proxy.server.service import Service
 from tests.upstreams import RecordingUpstream
 
 PAYLOADS = Path(__file__).resolve().parents[1] / "channels" / "payloads"

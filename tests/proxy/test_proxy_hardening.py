@@ -7,7 +7,7 @@ import asyncio
 import json
 import logging
 
-from proxy.channels.whatsapp_batch import sign
+from proxy.channels.whatsapp_split import sign
 from proxy.config.model import UpstreamSettings
 from tests.proxy.harness import Proxy, telegram_text, upstream_set, whatsapp_text, write_config
 

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from proxy.channels.whatsapp_batch import sign
+from proxy.channels.whatsapp_split import sign
 from tests.proxy.harness import Proxy, payload, sha, upstream_set, whatsapp_text, write_config
 
 SECRET = "test-app-secret"

@@ -10,7 +10,7 @@ from typing import AsyncIterator, Iterator
 import httpx
 
 from proxy.config.model import UpstreamSettings
-from proxy.service import Service
+from proxy.server.service import Service
 from tests.proxy.harness import sha, telegram_text, upstream_set, write_config
 from tests.upstreams import serve_app
 

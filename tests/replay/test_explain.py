@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from proxy import explain as explain_module
+from proxy.replay import explain as explain_module
 from proxy.config.model import RoutingSettings, Strategy
-from proxy.explain import explain
+from proxy.replay.explain import explain
 from proxy.replay.corpus import load_agents, replay_config
 
 DATA = Path(__file__).parent / "data"

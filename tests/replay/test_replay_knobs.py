@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from proxy.config.model import RoutingSettings, Strategy
-from proxy.explain import explain
+from proxy.replay.explain import explain
 from proxy.replay.corpus import load_agents, replay_config
 from proxy.replay.runner import evaluate
 

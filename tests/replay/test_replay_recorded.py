@@ -9,11 +9,11 @@ from pathlib import Path
 
 from proxy import channels
 from proxy.config.model import Agent, Channel, ChannelType, Config, RoutingSettings, Strategy
-from proxy.dispatch import Inbound
-from proxy.recording import Recorder, body_of
+from proxy.forwarding.dispatch import Inbound
+from proxy.replay.recording import Recorder, body_of
 from proxy.replay import cli as replay_cli
 from proxy.replay.recorded import compare, format_changes, heuristic_for, is_recording, read_recording, route_recording
-from proxy.router import Router
+from proxy.routing.router import Router
 
 DATA = Path(__file__).parent / "data"
 URL = "http://127.0.0.1:9/unused"

@@ -17,15 +17,15 @@ from typing import Mapping
 
 from cachetools import TTLCache
 
-from .classifier.base import Candidate, Classification, ClassificationRequest, Classifier
-from .config.model import Channel, Config, RoutingSettings
-from .engine import ChannelRules, Decision, NeedsClassification, decide, resolve
-from .envelope import Envelope
-from .explicit import AgentNames
-from .keywords import AgentKeywords, KeywordScorer
-from .resolver import Resolver
-from .route import ConversationKey
-from .store import PassedTime, RouteStore
+from proxy.classifier.base import Candidate, Classification, ClassificationRequest, Classifier
+from proxy.config.model import Channel, Config, RoutingSettings
+from proxy.routing.engine import ChannelRules, Decision, NeedsClassification, decide, resolve
+from proxy.routing.envelope import Envelope
+from proxy.routing.explicit import AgentNames
+from proxy.routing.keywords import AgentKeywords, KeywordScorer
+from proxy.routing.layer1 import Resolver
+from proxy.routing.route import ConversationKey
+from proxy.state.route_cache import PassedTime, RouteStore
 
 log = logging.getLogger("stickyroute.decision")
 

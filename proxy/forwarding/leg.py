@@ -4,7 +4,7 @@ Chosen by measurement (README "Performance"): CPU per forwarded request against 
 stub, in one process, was about 540 µs through httpx's client API over an aiohttp transport and
 about 300 µs with aiohttp alone; httpx over its own httpcore transport was slower still under
 concurrency. The issue allows aiohttp on this leg when no httpx transport approaches the target;
-Groq keeps httpx, and tests may still substitute an httpx transport (`proxy.forwarder`).
+Groq keeps httpx, and tests may still substitute an httpx transport (`proxy.forwarding.forwarder`).
 
 Same guarantees as the httpx leg: the URL is sent as given (`yarl.URL(..., encoded=True)`, never
 requoted), headers as given (order kept, duplicates kept even when their case differs), nothing
@@ -23,8 +23,8 @@ import yarl
 
 from proxy.config.model import UpstreamSettings
 from proxy.errors import UpstreamConnectError, UpstreamError, UpstreamTimeout
-from proxy.headers import RawHeaders, relay_response_headers, strip_hop_by_hop
-from proxy.replies import UpstreamReply
+from proxy.forwarding.headers import RawHeaders, relay_response_headers, strip_hop_by_hop
+from proxy.forwarding.replies import UpstreamReply
 
 _NO_AUTO_HEADERS = ("User-Agent", "Accept", "Accept-Encoding", "Content-Type")
 _BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})

@@ -16,7 +16,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from .config.model import Config
+from proxy.config.model import Config
 
 log = logging.getLogger("stickyroute.demo")
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from .config.model import Config
-from .envelope import Envelope
+from proxy.config.model import Config
+from proxy.routing.envelope import Envelope
 
 JSON = b"application/json"
 TEXT = b"text/plain; charset=utf-8"

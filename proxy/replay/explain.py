@@ -5,7 +5,7 @@
 
 Prints every agent's raw keyword score, the sticky bonus on the current agent, the threshold
 comparison of the top scorer, the divergence counter before and after, and the decision with
-its reason. The decision is `proxy.engine.decide` on a synthetic TEXT envelope and a synthetic
+its reason. The decision is `proxy.routing.engine.decide` on a synthetic TEXT envelope and a synthetic
 live Route (the current agent, chosen a minute ago, with the pending candidate and counter):
 nothing here re-implements the rules. When the engine asks the classifier, the two possible
 outcomes are printed instead of calling one.
@@ -16,11 +16,11 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .config.model import Config
-from .engine import Decision, NeedsClassification, Purpose, decide
-from .envelope import Envelope, MessageKind
-from .route import Route
-from .router import build_rules
+from proxy.config.model import Config
+from proxy.routing.engine import Decision, NeedsClassification, Purpose, decide
+from proxy.routing.envelope import Envelope, MessageKind
+from proxy.routing.route import Route
+from proxy.routing.router import build_rules
 
 NOW = 1_700_000_000.0
 SENDER = "1"
@@ -111,7 +111,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Load the config, print the explanation; 0, or 2 for an unknown channel or agent."""
-    from .config.loader import load_config
+    from proxy.config.loader import load_config
 
     config = load_config(args.config)
     if args.channel not in config.channels:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from cachetools import TLRUCache
 
-from .route import ConversationKey, Route
+from proxy.routing.route import ConversationKey, Route
 
 
 class PassedTime:

@@ -20,18 +20,18 @@ from urllib.parse import parse_qsl
 
 from cachetools import TTLCache
 
-from . import channels
-from .channels.whatsapp_batch import sign, split_body
-from .config.model import Channel, ChannelType, Config
-from .engine import Decision
-from .envelope import Envelope
-from .errors import UnparsedUpdate, UpstreamError
-from .forwarder import Forwarder, upstream_url
-from .headers import TrustedProxies, upstream_request_headers
-from .redelivery import ClaimState, DeliveryMemory
-from .replies import Outbound, agent_list_reply, text_reply
-from .router import Router
-from .security import check_meta_signature, check_telegram_secret, verification_reply
+from proxy import channels
+from proxy.channels.whatsapp_split import sign, split_body
+from proxy.config.model import Channel, ChannelType, Config
+from proxy.routing.engine import Decision
+from proxy.routing.envelope import Envelope
+from proxy.errors import UnparsedUpdate, UpstreamError
+from proxy.forwarding.forwarder import Forwarder, upstream_url
+from proxy.forwarding.headers import TrustedProxies, upstream_request_headers
+from proxy.state.delivery_memory import ClaimState, DeliveryMemory
+from proxy.forwarding.replies import Outbound, agent_list_reply, text_reply
+from proxy.routing.router import Router
+from proxy.channels.security import check_meta_signature, check_telegram_secret, verification_reply
 
 log = logging.getLogger("stickyroute.dispatch")
 decision_log = logging.getLogger("stickyroute.decision")

@@ -17,9 +17,9 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
-from .config.model import Channel, Config
-from .dispatch import Inbound
-from .replies import Outbound
+from proxy.config.model import Channel, Config
+from proxy.forwarding.dispatch import Inbound
+from proxy.forwarding.replies import Outbound
 
 log = logging.getLogger("stickyroute.app")
 

@@ -13,12 +13,12 @@ import unicodedata
 from dataclasses import dataclass, replace
 from typing import Mapping
 
-from .classifier.base import Classification, Outcome
-from .config.model import ChannelType, RoutingSettings, Strategy
-from .envelope import Envelope, MessageKind
-from .explicit import AgentNames, ExplicitKind, parse_explicit
-from .keywords import KeywordScorer, top_agent
-from .route import Route
+from proxy.classifier.base import Classification, Outcome
+from proxy.config.model import ChannelType, RoutingSettings, Strategy
+from proxy.routing.envelope import Envelope, MessageKind
+from proxy.routing.explicit import AgentNames, ExplicitKind, parse_explicit
+from proxy.routing.keywords import KeywordScorer, top_agent
+from proxy.routing.route import Route
 
 
 @dataclass(frozen=True, slots=True)

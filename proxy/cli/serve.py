@@ -14,8 +14,8 @@ from typing import Any
 
 import httpx
 
-from .config import check_config, load_config
-from .errors import ConfigError
+from proxy.config import check_config, load_config
+from proxy.errors import ConfigError
 
 DEFAULT_CONFIG = "config/proxy.toml"
 DEFAULT_ADMIN_URL = "http://127.0.0.1:9090"
@@ -63,10 +63,10 @@ def run_serve(args: argparse.Namespace) -> int:
         return 2
     recorder = None
     if args.record:
-        from .recording import Recorder
+        from proxy.replay.recording import Recorder
 
         recorder = Recorder(args.record, config)
-    from .service import serve
+    from proxy.server.service import serve
 
     try:
         _run(serve(config, args.host, args.port, recorder=recorder, demo=args.demo_agents))

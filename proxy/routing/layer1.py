@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .config.model import Channel
-from .envelope import Envelope
+from proxy.config.model import Channel
+from proxy.routing.envelope import Envelope
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,7 +16,7 @@ httpx, `forward_aiohttp.translate` for aiohttp; statuses in proxy/errors.py):
     any other client error                            -> UpstreamError        (502)
     reply over max_reply_bytes, invalid URL           -> UpstreamError        (502)
 
-Without a transport the production leg is aiohttp directly (`proxy.forward_aiohttp`): per
+Without a transport the production leg is aiohttp directly (`proxy.forwarding.leg`): per
 forwarded request about 300 µs of CPU against 540 µs for httpx's client API over an aiohttp
 transport and more for httpx's own httpcore transport, which also slows as concurrency grows
 (README "Performance"). Tests may pass an httpx transport (`httpx.AsyncHTTPTransport`, or respx's
@@ -33,9 +33,9 @@ import httpx
 
 from proxy.config.model import MIB, UpstreamSettings
 from proxy.errors import UpstreamConnectError, UpstreamError, UpstreamTimeout
-from proxy.forward_aiohttp import AiohttpLeg
-from proxy.headers import RawHeaders, relay_response_headers, strip_hop_by_hop
-from proxy.replies import UpstreamReply
+from proxy.forwarding.leg import AiohttpLeg
+from proxy.forwarding.headers import RawHeaders, relay_response_headers, strip_hop_by_hop
+from proxy.forwarding.replies import UpstreamReply
 
 __all__ = ["Forwarder", "UpstreamReply", "upstream_url", "upstream_limits", "upstream_timeout"]
 
@@ -123,7 +123,7 @@ class Forwarder:
     """One pooled upstream client for the whole process (build in the app's lifespan).
 
     `settings` gives the timeouts (seconds) and pool size. Without `transport` the production
-    leg is used: aiohttp directly (`proxy.forward_aiohttp.AiohttpLeg`, chosen by measurement).
+    leg is used: aiohttp directly (`proxy.forwarding.leg.AiohttpLeg`, chosen by measurement).
     With a `transport` (tests: `httpx.AsyncHTTPTransport`, or respx's router in an
     `httpx.MockTransport`) the same contract runs through httpx's client API over it.
     `max_reply_bytes` caps a buffered reply.

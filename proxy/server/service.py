@@ -13,17 +13,17 @@ import httpx
 import uvicorn
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
-from . import clock as wall_clock
-from .app import create_admin_app, create_app
-from .classifier.factory import build_classifier
-from .classifier.guard import GuardedClassifier
-from .classifier.heuristic import KeywordClassifier
-from .classifier.stats import ClassifierStats
-from .config.model import Config
-from .dispatch import Dispatcher, Inbound
-from .forwarder import Forwarder
-from .keywords import KeywordScorer
-from .router import Router, keyword_scorer, reason_counts
+from proxy import clock as wall_clock
+from proxy.forwarding.app import create_admin_app, create_app
+from proxy.classifier.factory import build_classifier
+from proxy.classifier.guard import GuardedClassifier
+from proxy.classifier.keywords import KeywordClassifier
+from proxy.classifier.stats import ClassifierStats
+from proxy.config.model import Config
+from proxy.forwarding.dispatch import Dispatcher, Inbound
+from proxy.forwarding.forwarder import Forwarder
+from proxy.routing.keywords import KeywordScorer
+from proxy.routing.router import Router, keyword_scorer, reason_counts
 
 log = logging.getLogger("stickyroute")
 
@@ -123,7 +123,7 @@ class Service:
 async def serve(config: Config, host: str | None = None, port: int | None = None,
                 recorder: Callable[[Inbound, float], None] | None = None, demo: bool = False) -> None:
     """Run the webhook listener and the admin listener (and, with `demo`, the demo agents of
-    `proxy.demo`) until interrupted."""
+    `proxy.server.demo`) until interrupted."""
     service = Service(config, recorder=recorder)
     server = config.server
     public = uvicorn.Config(
@@ -136,7 +136,7 @@ async def serve(config: Config, host: str | None = None, port: int | None = None
                            log_level="warning", access_log=False, lifespan="off")
     servers = [uvicorn.Server(public), uvicorn.Server(admin)]
     if demo:
-        from .demo import demo_servers
+        from proxy.server.demo import demo_servers
 
         extra = demo_servers(config)
         log.info("demo agents: %s", ", ".join(f"{s.config.host}:{s.config.port}" for s in extra))

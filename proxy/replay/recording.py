@@ -22,8 +22,8 @@ import os
 import threading
 from typing import Any
 
-from .config.model import Config
-from .dispatch import Inbound
+from proxy.config.model import Config
+from proxy.forwarding.dispatch import Inbound
 
 FORMAT = "stickyroute"
 VERSION = 1

@@ -60,10 +60,10 @@ _COMMANDS: dict[str, tuple[AddArguments, Run]] = {
 """Commands implemented in this module."""
 
 _MODULES: dict[str, str] = {
-    "serve": "proxy.serve_cli",  # serve --config PATH [--host H] [--port P] [--record FILE]
-    "stats": "proxy.serve_cli",  # stats: the admin listener's GET /stats
+    "serve": "proxy.cli.serve",  # serve --config PATH [--host H] [--port P] [--record FILE]
+    "stats": "proxy.cli.serve",  # stats: the admin listener's GET /stats
     "replay": "proxy.replay.cli",  # replay CORPUS.jsonl --agents ... | replay FILE --config NEW
-    "explain": "proxy.explain",  # explain --config C --channel telegram --text "..."
+    "explain": "proxy.replay.explain",  # explain --config C --channel telegram --text "..."
 }
 """Commands implemented in other modules: name -> module defining its add/run functions."""
 
