@@ -31,7 +31,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from proxy.routing.route import ConversationKey, Route  # noqa: E402
+from proxy.state.route import ConversationKey, Route  # noqa: E402
 from proxy.state.route_cache import RouteStore  # noqa: E402
 
 N = 100_000

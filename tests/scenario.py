@@ -11,10 +11,15 @@ Shapes:
   `parse_answer` against the request's candidates, as a real classifier does), `None` (none),
   an `Outcome` (ERROR / BUDGET / OPEN), or a ready `Classification`. `hold(text)` makes the
   classification of `text` wait until released (concurrency tests).
-- `Scenario(config, classifier)` owns a `FakeClock` (seconds) and a `Router`; `send(item,
-  after_s)` advances the clock by `after_s` seconds, then routes; `play(steps)` sends a
-  sequence of `item` or `(after_s, item)` and returns `[(agent, reason), ...]`; `seed(...)`
-  writes a route as if set `age_s` seconds ago; `route(...)` reads the live route at the clock.
+- `Playbook(config, classifier)` plays envelopes through the pure engine: `engine.decide` on
+  the conversation's route, the scripted classifier when the engine asks, `engine.conclude`,
+  then the decision's writes applied to a plain dict of routes (a route is live while
+  `now < last_active + ttl_s`). `send(item, after_s)` advances its `FakeClock` (seconds) by
+  `after_s`, then decides; `play(steps)` sends a sequence of `item` or `(after_s, item)` and
+  returns `[(agent, reason), ...]`; `seed(...)` writes a route as if set `age_s` seconds ago;
+  `route(...)` / `state(...)` read the live route at the clock. Engine tests use it.
+- `Scenario(config, classifier)` has the same interface (async `seed`, `route`, `state`,
+  `routes`) over the real `Router` and the memory state backend: router tests use it.
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Callable, Mapping, Sequence, Union
 
-from proxy.classifier.base import Classification, ClassificationRequest, Outcome, parse_answer
+from proxy.classifier.base import Candidate, Classification, ClassificationRequest, Outcome, parse_answer
 from proxy.clock import FakeClock
 from proxy.config.model import (
     Agent,
@@ -37,11 +42,14 @@ from proxy.config.model import (
     Strategy,
     ThreadRoute,
 )
-from proxy.routing.engine import Decision
+from proxy import channels
+from proxy.routing.engine import Decision, NeedsClassification, conclude, decide
 from proxy.routing.envelope import Envelope, MessageKind
-from proxy.routing.route import ConversationKey, Route
+from proxy.routing.rules import ChannelRules, build_all_rules
 from proxy.routing.router import Router
-from proxy.state.route_cache import RouteStore
+from proxy.state.base import limits_for
+from proxy.state.memory import MemoryConversationState
+from proxy.state.route import ConversationKey, Route
 
 CHANNEL = "telegram"
 USER = "111"
@@ -209,18 +217,17 @@ Item = Union[str, Envelope]
 Step = Union[Item, tuple[float, Item]]
 
 
-class Scenario:
-    """A Router on a fake clock with a scripted classifier; counts keyword-gate calls."""
+class _Base:
+    """Clock, classifier and keyword-gate call counting shared by Playbook and Scenario."""
 
-    def __init__(self, config: Config | None = None, classifier: ScriptedClassifier | None = None,
-                 *, start: float = T0) -> None:
+    def __init__(self, config: Config | None, classifier: ScriptedClassifier | None, start: float) -> None:
         self.config = config or make_config()
         self.clock = FakeClock(start)
         self.start = start
         self.classifier = classifier if classifier is not None else ScriptedClassifier()
-        self.router = Router(self.config, self.classifier)
+        self.rules: dict[str, ChannelRules] = build_all_rules(self.config, channels.lists_agents)
         self.score_calls = 0
-        scorer = self.router.rules(CHANNEL).scorer
+        scorer = self.rules[CHANNEL].scorer
         scores = scorer.scores
 
         def counted(text_: str) -> dict[str, int]:
@@ -238,16 +245,14 @@ class Scenario:
         """How many times the classifier was called."""
         return len(self.classifier.calls)
 
-    @property
-    def store(self) -> RouteStore:
-        """The channel's route store."""
-        return self.router.store(CHANNEL)
+    async def decide(self, envelope: Envelope, now: float) -> Decision:
+        raise NotImplementedError
 
     async def send(self, item: Item, after_s: float = 0.0) -> Decision:
-        """Advance the clock by `after_s` seconds and route `item` (a text or an envelope)."""
+        """Advance the clock by `after_s` seconds and decide `item` (a text or an envelope)."""
         self.clock.advance(after_s)
         envelope = text(item) if isinstance(item, str) else item
-        return await self.router.route(CHANNEL, envelope, self.clock())
+        return await self.decide(envelope, self.clock())
 
     async def play(self, steps: Sequence[Step]) -> list[tuple[str, str]]:
         """Send each step (`item` or `(after_s, item)`); the (agent, reason) of each decision."""
@@ -258,24 +263,100 @@ class Scenario:
             out.append((decision.agent, decision.reason))
         return out
 
+    def _seeded(self, agent_: str, age_s: float, idle_s: float | None, explicit: bool,
+                candidate: str | None, counter: int) -> Route:
+        now = self.clock()
+        idle = age_s if idle_s is None else idle_s
+        return Route(agent_, chosen_at=now - age_s, last_active=now - idle, explicit=explicit,
+                     candidate=candidate, counter=counter)
+
+
+def _state_of(route: Route | None) -> tuple[str, bool, str | None, int] | None:
+    if route is None:
+        return None
+    return (route.agent, route.explicit, route.candidate, route.counter)
+
+
+class Playbook(_Base):
+    """The pure engine on a fake clock: `decide` / `conclude` and a dict of routes (no Router)."""
+
+    def __init__(self, config: Config | None = None, classifier: ScriptedClassifier | None = None,
+                 *, start: float = T0) -> None:
+        super().__init__(config, classifier, start)
+        self.routes: dict[ConversationKey, Route] = {}
+        self.ttl_s = self.config.channels[CHANNEL].routing.ttl_s
+
+    async def decide(self, envelope: Envelope, now: float) -> Decision:
+        """Layer 2 only (the envelope's Layer-1 result is taken to be the default)."""
+        rules = self.rules[CHANNEL]
+        who = ConversationKey(CHANNEL, envelope.chat_id, envelope.thread_id, envelope.sender_id or "")
+        outcome = decide(envelope, self._live(who, now), rules, now)
+        if isinstance(outcome, NeedsClassification):
+            request = ClassificationRequest(CHANNEL, outcome.text, _candidates(self.config), outcome.current)
+            outcome = conclude(outcome, await self.classifier.classify(request), rules, now)
+        if outcome.forget:
+            self.routes.pop(who, None)
+        elif outcome.store is not None:
+            self.routes[who] = outcome.store
+        return outcome
+
+    def _live(self, who: ConversationKey, now: float) -> Route | None:
+        route = self.routes.get(who)
+        return route if route is not None and now < route.last_active + self.ttl_s else None
+
     def seed(self, agent_: str, *, age_s: float = 0.0, idle_s: float | None = None, explicit: bool = False,
              candidate: str | None = None, counter: int = 0, sender: str = USER, chat: str | None = None,
              thread: str | None = None) -> Route:
         """Store a route chosen `age_s` seconds ago and last active `idle_s` (default `age_s`) ago."""
-        now = self.clock()
-        idle = age_s if idle_s is None else idle_s
-        route = Route(agent_, chosen_at=now - age_s, last_active=now - idle, explicit=explicit,
-                      candidate=candidate, counter=counter)
-        self.store.put(key(sender=sender, chat=chat, thread=thread), route, now)
+        route = self._seeded(agent_, age_s, idle_s, explicit, candidate, counter)
+        self.routes[key(sender=sender, chat=chat, thread=thread)] = route
         return route
 
     def route(self, *, sender: str = USER, chat: str | None = None, thread: str | None = None) -> Route | None:
         """The live route of the conversation at the clock's time."""
-        return self.store.get(key(sender=sender, chat=chat, thread=thread), self.clock())
+        return self._live(key(sender=sender, chat=chat, thread=thread), self.clock())
 
     def state(self, **who: str | None) -> tuple[str, bool, str | None, int] | None:
         """(agent, explicit, candidate, counter) of the live route, or None."""
-        route = self.route(**who)  # type: ignore[arg-type]
-        if route is None:
-            return None
-        return (route.agent, route.explicit, route.candidate, route.counter)
+        return _state_of(self.route(**who))  # type: ignore[arg-type]
+
+    def live_routes(self) -> int:
+        """How many routes are live at the clock's time."""
+        return sum(1 for who in self.routes if self._live(who, self.clock()) is not None)
+
+
+def _candidates(config: Config) -> tuple[Candidate, ...]:
+    return tuple(Candidate(a.name, a.description, a.aliases) for a in config.agents.values())
+
+
+class Scenario(_Base):
+    """The real Router on a fake clock with the memory state backend and a scripted classifier."""
+
+    def __init__(self, config: Config | None = None, classifier: ScriptedClassifier | None = None,
+                 *, start: float = T0) -> None:
+        super().__init__(config, classifier, start)
+        self.conversations = MemoryConversationState(limits_for(self.config), self.config.classifier.context_messages)
+        self.router = Router(self.config, self.classifier, self.conversations, self.rules)
+
+    async def decide(self, envelope: Envelope, now: float) -> Decision:
+        return await self.router.decide(CHANNEL, envelope, now)
+
+    async def seed(self, agent_: str, *, age_s: float = 0.0, idle_s: float | None = None, explicit: bool = False,
+                   candidate: str | None = None, counter: int = 0, sender: str = USER, chat: str | None = None,
+                   thread: str | None = None) -> Route:
+        """Store a route chosen `age_s` seconds ago and last active `idle_s` (default `age_s`) ago."""
+        route = self._seeded(agent_, age_s, idle_s, explicit, candidate, counter)
+        await self.conversations.put(key(sender=sender, chat=chat, thread=thread), route, self.clock())
+        return route
+
+    async def route(self, *, sender: str = USER, chat: str | None = None, thread: str | None = None) -> Route | None:
+        """The live route of the conversation at the clock's time."""
+        return await self.conversations.get(key(sender=sender, chat=chat, thread=thread), self.clock())
+
+    async def state(self, **who: str | None) -> tuple[str, bool, str | None, int] | None:
+        """(agent, explicit, candidate, counter) of the live route, or None."""
+        return _state_of(await self.route(**who))  # type: ignore[arg-type]
+
+    async def live_routes(self) -> int:
+        """How many routes are live at the clock's time."""
+        return await self.conversations.count(CHANNEL, self.clock())

@@ -188,7 +188,7 @@ ROUTING.append(pytest.param(
 
 CLASSIFIER = [
     pytest.param(VALID + '[classifier]\nprovider = "openai"\n',
-                 ['classifier.provider: expected one of auto, groq, heuristic; got "openai"'],
+                 ['classifier.provider: expected one of auto, groq, keywords, heuristic; got "openai"'],
                  id="provider"),
     pytest.param(VALID + '[classifier]\nmodel = ""\ntimeout_s = 0\napi_key_env = "GROQ-KEY"\n',
                  ["classifier.model: must not be empty",

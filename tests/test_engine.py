@@ -1,5 +1,5 @@
-"""Routing engine (issue #3 "Semantics"), played through `Router` on a fake clock with a scripted
-classifier: messages (short, acknowledgement, non-text, edit, button, status), explicit switches
+"""Routing engine (issue #3 "Semantics"), played through the pure `decide` / `conclude` on a fake
+clock with a scripted classifier (`tests.scenario.Playbook`): messages (short, acknowledgement, non-text, edit, button, status), explicit switches
 under every strategy, the four strategies, the sticky_heuristic steps 1-5 with the seed's own
 examples, classifier answers, field reports T21, T26, T27, T28 and the opt-in knobs.
 
@@ -18,7 +18,7 @@ from tests.scenario import (
     T0,
     TTL_S,
     Answer,
-    Scenario,
+    Playbook,
     ScriptedClassifier,
     Step,
     agent,
@@ -34,8 +34,8 @@ from proxy.classifier.base import Classification, Outcome
 from proxy.config.model import ChannelType, Strategy
 from proxy.routing.engine import NeedsClassification, Purpose, decide, is_acknowledgement, is_short
 from proxy.routing.envelope import Envelope, MessageKind
-from proxy.routing.route import Route
-from proxy.routing.router import build_rules
+from proxy.state.route import Route
+from proxy.routing.rules import build_rules
 
 OFF, ONLY, TTL, HEUR = Strategy.OFF, Strategy.EXPLICIT_ONLY, Strategy.STICKY_TTL, Strategy.STICKY_HEURISTIC
 AUTO_STRATEGIES = [pytest.param(s, id=s.value) for s in (ONLY, TTL, HEUR)]
@@ -56,9 +56,9 @@ async def run(
     answers: Mapping[str, Answer] | Answer = None,
     roster: Mapping[str, Any] = AGENTS,
     **settings: Any,
-) -> tuple[Scenario, list[tuple[str, str]]]:
-    """Build a scenario, seed a route (`Scenario.seed` kwargs with `agent`), play `steps`."""
-    scenario = Scenario(make_config(strategy, roster=roster, **settings), ScriptedClassifier(answers))
+) -> tuple[Playbook, list[tuple[str, str]]]:
+    """Build a scenario, seed a route (`Playbook.seed` kwargs with `agent`), play `steps`."""
+    scenario = Playbook(make_config(strategy, roster=roster, **settings), ScriptedClassifier(answers))
     if seed is not None:
         scenario.seed(**seed)
     return scenario, await scenario.play(steps)
@@ -127,7 +127,7 @@ async def test_short_message_reuses_route_refreshes_ttl_never_scores(strategy: S
     ],
 )
 def test_is_acknowledgement(message: str, ack: bool) -> None:
-    rules = build_rules(make_config(), make_config().channels["telegram"])
+    rules = build_rules(make_config(), make_config().channels["telegram"], lists_agents=True)
     assert is_acknowledgement(message, rules.acknowledgements) is ack
 
 
@@ -304,7 +304,7 @@ async def test_agent_auto_without_route_goes_to_default() -> None:
 @pytest.mark.parametrize("strategy", ALL_STRATEGIES)
 @pytest.mark.parametrize("seed", [pytest.param(None, id="no-route"), pytest.param("billing", id="route")])
 async def test_agent_alone_on_telegram_is_answered_by_the_proxy(strategy: Strategy, seed: str | None) -> None:
-    sc = Scenario(make_config(strategy))
+    sc = Playbook(make_config(strategy))
     if seed is not None:
         sc.seed(seed, age_s=5 * MIN, explicit=True)
     decision = await sc.send("/agent")
@@ -321,7 +321,7 @@ async def test_agent_alone_on_telegram_is_answered_by_the_proxy(strategy: Strate
 async def test_agent_alone_on_whatsapp_is_forwarded_to_the_current_agent(
     strategy: Strategy, seed: str | None, expected: tuple[str, str]
 ) -> None:
-    sc = Scenario(make_config(strategy, platform=ChannelType.WHATSAPP, bot_username=None))
+    sc = Playbook(make_config(strategy, platform=ChannelType.WHATSAPP, bot_username=None))
     if seed is not None:
         sc.seed(seed, age_s=5 * MIN, explicit=True)
     decision = await sc.send("/agent")
@@ -553,7 +553,7 @@ BLOG = "write a blog article with a catchy headline about our python refactor"
 async def test_sticky_heuristic_single_message(
     seed: dict, message: str, settings: dict, expected: tuple, state: tuple, scores: dict
 ) -> None:
-    sc = Scenario(make_config(HEUR, **settings), ScriptedClassifier("billing"))
+    sc = Playbook(make_config(HEUR, **settings), ScriptedClassifier("billing"))
     sc.seed(**{**seed, "age_s": 5 * MIN})
     decision = await sc.send(message, MIN)
     assert ((decision.agent, decision.reason), sc.calls, sc.state(), dict(decision.scores or {})) == (
@@ -752,7 +752,7 @@ async def test_T26_mentions(strategy: Strategy, message: str, switch: str | None
 @pytest.mark.parametrize("message", ["@dana can you check this?", "@billingbot hi", "mail ops@billing.example please"])
 async def test_T26_unknown_names_never_create_routes(message: str) -> None:
     sc, got = await run([message], strategy=OFF, roster=T26_ROSTER)
-    assert (got, len(sc.store)) == ([("general", "default")], 0)
+    assert (got, sc.live_routes()) == ([("general", "default")], 0)
 
 
 @pytest.mark.parametrize("strategy", AUTO_STRATEGIES)
@@ -771,7 +771,7 @@ T28 = "can you fish out the root cause of the invoice bug?"
 
 
 async def test_T28_idiom_with_own_keyword_stays_billing_without_classifier() -> None:
-    sc = Scenario(make_config(HEUR, roster=T28_ROSTER), ScriptedClassifier("fishing-trips"))
+    sc = Playbook(make_config(HEUR, roster=T28_ROSTER), ScriptedClassifier("fishing-trips"))
     sc.seed("billing", age_s=MIN)
     decision = await sc.send(T28)
     assert ((decision.agent, decision.reason), dict(decision.scores), sc.calls, sc.state()) == (
@@ -883,7 +883,7 @@ async def test_keyword_switch_margin_never_overrides_an_explicit_pin() -> None:
 
 def test_decide_is_pure_and_asks_for_classification() -> None:
     config = make_config(TTL)
-    rules = build_rules(config, config.channels["telegram"])
+    rules = build_rules(config, config.channels["telegram"], lists_agents=True)
     route = Route("coder", chosen_at=T0, last_active=T0 + 20 * MIN)
     message = Envelope("telegram", MessageKind.TEXT, sender_id="111", chat_id="111", text=LONG)
     need = decide(message, route, rules, T0 + TTL_S)
@@ -894,7 +894,7 @@ def test_decide_is_pure_and_asks_for_classification() -> None:
 
 def test_decide_confirm_carries_updated_counter_and_candidate() -> None:
     config = make_config(HEUR)
-    rules = build_rules(config, config.channels["telegram"])
+    rules = build_rules(config, config.channels["telegram"], lists_agents=True)
     route = Route("coder", chosen_at=T0, last_active=T0, candidate="billing", counter=1)
     message = Envelope("telegram", MessageKind.TEXT, sender_id="111", chat_id="111", text="please refund the invoice")
     need = decide(message, route, rules, T0 + MIN)

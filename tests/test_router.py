@@ -54,7 +54,7 @@ async def test_two_members_of_one_group_have_separate_routes() -> None:
         text(BUG, sender=OTHER_USER, chat=GROUP),
         text(INVOICE, sender=USER, chat=GROUP),
     ])
-    assert (got, sc.classifier.texts, sc.state(sender=USER, chat=GROUP), sc.state(sender=OTHER_USER, chat=GROUP)) == (
+    assert (got, sc.classifier.texts, await sc.state(sender=USER, chat=GROUP), await sc.state(sender=OTHER_USER, chat=GROUP)) == (
         [("support", "explicit"), ("coder", "classified"), ("support", "explicit_pin")], [BUG],
         ("support", True, None, 0), ("coder", False, None, 0))
 
@@ -67,7 +67,7 @@ async def test_one_user_in_two_groups_has_two_routes() -> None:
         text(INVOICE, chat=GROUP),
         text(BUG, chat=OTHER_GROUP),
     ])
-    assert (got, sc.calls, sc.state(chat=GROUP), sc.state(chat=OTHER_GROUP), sc.state()) == (
+    assert (got, sc.calls, await sc.state(chat=GROUP), await sc.state(chat=OTHER_GROUP), await sc.state()) == (
         [("coder", "classified"), ("billing", "classified"), ("coder", "cache"), ("billing", "cache")], 2,
         ("coder", False, None, 0), ("billing", False, None, 0), None)
 
@@ -103,7 +103,7 @@ async def test_reply_chain_thread_id_is_not_a_topic_and_shares_the_group_route()
         await _route_tg(sc, _tg(2, text=INVOICE, message_thread_id=55)),  # plain reply chain
         await _route_tg(sc, _tg(3, text=INVOICE, message_thread_id=7, is_topic_message=True)),  # forum topic
     ]
-    assert (got, sc.calls, sc.state(chat=GROUP, thread="7")) == (
+    assert (got, sc.calls, await sc.state(chat=GROUP, thread="7")) == (
         [("coder", "classified"), ("coder", "cache"), ("billing", "classified")], 2, ("billing", False, None, 0))
 
 
@@ -115,27 +115,27 @@ async def test_a_caption_counts_as_text_for_explicit_switches(strategy: Strategy
     sc = Scenario(make_config(strategy))
     photo_with_caption = _tg(1, photo=[{"file_id": "f", "file_unique_id": "u", "width": 1, "height": 1}],
                              caption="@billing here is the receipt")
-    assert (await _route_tg(sc, photo_with_caption), sc.state(chat=GROUP)) == (
+    assert (await _route_tg(sc, photo_with_caption), await sc.state(chat=GROUP)) == (
         ("billing", "explicit"), ("billing", True, None, 0))
 
 
 async def test_an_edited_command_never_switches() -> None:
     sc = Scenario(make_config(HEUR))
-    sc.seed("coder", chat=GROUP)
+    await sc.seed("coder", chat=GROUP)
     edited = _tg(2, field="edited_message", text="/agent billing", edit_date=1700000100)
-    assert (await _route_tg(sc, edited), sc.state(chat=GROUP)) == (("coder", "non_text"), ("coder", False, None, 0))
+    assert (await _route_tg(sc, edited), await sc.state(chat=GROUP)) == (("coder", "non_text"), ("coder", False, None, 0))
 
 
 async def test_a_button_press_goes_to_the_pressers_route() -> None:
     sc = Scenario(make_config(HEUR))
-    sc.seed("billing", chat=GROUP)
-    sc.seed("support", sender=OTHER_USER, chat=GROUP)
+    await sc.seed("billing", chat=GROUP)
+    await sc.seed("support", sender=OTHER_USER, chat=GROUP)
     press = json.dumps({"update_id": 9, "callback_query": {
         "id": "cq", "from": {"id": int(OTHER_USER), "is_bot": False, "first_name": "Ben"}, "chat_instance": "c",
         "data": "/agent billing",
         "message": {"message_id": 5, "date": 1700000000, "from": {"id": 999, "is_bot": True, "first_name": "Bot"},
                     "chat": {"id": int(GROUP), "type": "supergroup"}, "text": "pick"}}}).encode()
-    assert (await _route_tg(sc, press), sc.state(sender=OTHER_USER, chat=GROUP)) == (
+    assert (await _route_tg(sc, press), await sc.state(sender=OTHER_USER, chat=GROUP)) == (
         ("support", "non_text"), ("support", False, None, 0))
 
 
@@ -165,7 +165,7 @@ async def test_whatsapp_status_goes_to_the_recipients_route_and_agent_alone_is_f
     assert (got, sc.calls) == (
         [("billing", "explicit", False), ("billing", "cache", False), ("billing", "status", False),
          ("general", "status", False)], 0)
-    assert sc.route(sender=phone).last_active == T0 + 2 * MIN  # the status did not refresh it
+    assert (await sc.route(sender=phone)).last_active == T0 + 2 * MIN  # the status did not refresh it
 
 
 # --- Layer 1 first ----------------------------------------------------------------------------
@@ -198,7 +198,7 @@ LAYER1 = dict(
 async def test_layer1_wins_and_touches_no_route_state(strategy: Strategy, envelope: Envelope, expected: tuple) -> None:
     sc = Scenario(make_config(strategy, **LAYER1), ScriptedClassifier("coder"))
     decision = await sc.send(envelope)
-    assert ((decision.agent, decision.reason), decision.list_agents, sc.calls, sc.score_calls, len(sc.store)) == (
+    assert ((decision.agent, decision.reason), decision.list_agents, sc.calls, sc.score_calls, await sc.live_routes()) == (
         expected, False, 0, 0, 0)
 
 
@@ -237,7 +237,7 @@ async def test_a_second_message_waits_for_the_first_decision_and_applies_after_i
     await _let_other_tasks_run()
     release.set()
     one, two = await asyncio.wait_for(asyncio.gather(first, second), HANG_GUARD_S)
-    assert ((one.agent, one.reason), (two.agent, two.reason), sc.state()) == (
+    assert ((one.agent, one.reason), (two.agent, two.reason), await sc.state()) == (
         ("coder", "classified"), ("billing", "explicit"), ("billing", True, None, 0))
 
 
@@ -302,7 +302,7 @@ async def test_each_decision_is_one_structured_log_line(
 ) -> None:
     caplog.set_level(logging.INFO, logger="stickyroute.decision")
     sc = Scenario(make_config(HEUR, log_text=log_text))
-    sc.seed("coder")
+    await sc.seed("coder")
     await sc.play([INVOICE, "yes"])
     lines = [json.loads(r.getMessage()) for r in caplog.records if r.name == "stickyroute.decision"]
     expected = [

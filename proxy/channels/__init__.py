@@ -1,37 +1,50 @@
-"""Channel adapters: one pure parser per platform, raw webhook body -> envelopes.
+"""Channel adapters: one module per platform behind one registry keyed by `ChannelType`.
 
-    PARSERS[channel_type](body: bytes, channel: str) -> tuple[Envelope, ...]
+    ADAPTERS[channel.type] -> ChannelAdapter   (protocol in `proxy.channels.base`)
 
-Telegram yields exactly one envelope per body, WhatsApp 1..n (one per message or status).
-Every parser raises `proxy.errors.UnparsedUpdate` for a body that is not JSON or not a known
-shape of its platform; any other body yields envelopes (unknown kinds as NO_SENDER).
+Adding a platform is one module (its adapter class) and one line in `ADAPTERS`. The dispatcher
+asks the adapter; it never branches on the platform.
 """
 
 from __future__ import annotations
 
-from typing import Callable
+from types import MappingProxyType
+from typing import Mapping
 
-from proxy.channels import telegram, whatsapp
+from proxy.channels.base import BodyPart, ChannelAdapter, ItemPath, Request, SplitError
+from proxy.channels.telegram import TelegramAdapter
+from proxy.channels.whatsapp import WhatsAppAdapter
 from proxy.config.model import ChannelType
 from proxy.routing.envelope import Envelope
 
-Parser = Callable[[bytes, str], tuple[Envelope, ...]]
+__all__ = [
+    "ADAPTERS", "BodyPart", "ChannelAdapter", "ItemPath", "Request", "SplitError", "adapter", "lists_agents",
+    "parse",
+]
 
-PARSERS: dict[str, Parser] = {
-    "telegram": telegram.parse,
-    "whatsapp": whatsapp.parse,
-}
-"""Channel type (`ChannelType.value`) -> its parser."""
+ADAPTERS: Mapping[ChannelType, ChannelAdapter] = MappingProxyType({
+    ChannelType.TELEGRAM: TelegramAdapter(),
+    ChannelType.WHATSAPP: WhatsAppAdapter(),
+})
+"""Channel type -> its adapter."""
 
 
-def parse(channel_type: str | ChannelType, body: bytes, channel: str) -> tuple[Envelope, ...]:
+def adapter(channel_type: ChannelType | str) -> ChannelAdapter:
+    """The adapter of `channel_type` (a `ChannelType` or its value); ValueError when none."""
+    try:
+        return ADAPTERS[ChannelType(channel_type)]
+    except (KeyError, ValueError):
+        raise ValueError(f"no channel adapter for type {channel_type!r}") from None
+
+
+def lists_agents(channel_type: ChannelType) -> bool:
+    """Whether the proxy answers `/agent` alone itself on this platform."""
+    return adapter(channel_type).lists_agents
+
+
+def parse(channel_type: ChannelType | str, body: bytes, channel: str) -> tuple[Envelope, ...]:
     """Parse `body` with the adapter of `channel_type`; `channel` is the config channel name.
 
     Raises ValueError for a channel type without an adapter, UnparsedUpdate for a bad body.
     """
-    key = channel_type.value if isinstance(channel_type, ChannelType) else channel_type
-    try:
-        parser = PARSERS[key]
-    except KeyError:
-        raise ValueError(f"no channel adapter for type {key!r}") from None
-    return parser(body, channel)
+    return adapter(channel_type).parse(body, [], channel)

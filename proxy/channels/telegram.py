@@ -55,10 +55,14 @@ Bot API "Message.is_topic_message"). A callback query takes it from its `message
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Mapping, Sequence
 
-from proxy.routing.envelope import Envelope, MessageKind, normalise_id
+from proxy.channels.base import BodyPart, ItemPath, Request, SplitError, ids_or_positions
+from proxy.channels.security import check_telegram_secret
+from proxy.config.model import Agent, Channel, ChannelType
 from proxy.errors import UnparsedUpdate
+from proxy.reply import RawHeaders, Reply
+from proxy.routing.envelope import Envelope, MessageKind, normalise_id
 
 _USER_MESSAGES = ("message", "business_message", "guest_message")
 _EDITS = ("edited_message", "edited_business_message")
@@ -196,3 +200,63 @@ def _id(value: object) -> str | None:
 
 def _obj(value: object) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
+
+
+def agent_list_call(envelope: Envelope, agents: Sequence[Agent], current: str) -> dict[str, object]:
+    """The `sendMessage` call answering `/agent`: every agent, the current one marked.
+
+    Telegram Bot API, "Making requests when getting updates": a 2xx webhook response may carry a
+    Bot API method call as JSON. `chat_id` / `message_thread_id` are sent as numbers when the
+    envelope's id is a plain ASCII integer, else as the string received.
+    """
+    lines = ["Agents (switch with /agent <name>, back to automatic with /agent auto):"]
+    for agent in agents:
+        mark = " (current)" if agent.name == current else ""
+        about = f" - {agent.description}" if agent.description else ""
+        lines.append(f"\u2022 {agent.name}{mark}{about}")
+    call: dict[str, object] = {"method": "sendMessage", "chat_id": _number(envelope.chat_id), "text": "\n".join(lines)}
+    if envelope.thread_id is not None:
+        call["message_thread_id"] = _number(envelope.thread_id)
+    return call
+
+
+def _number(value: str | None) -> int | str | None:
+    if value is not None and value.lstrip("-").isdigit():
+        return int(value)
+    return value
+
+
+class TelegramAdapter:
+    """The Telegram Bot API webhook (one update per POST; secret token header)."""
+
+    type = ChannelType.TELEGRAM
+    lists_agents = True
+
+    def handshake(self, channel: Channel, method: str, query: bytes) -> Reply | None:
+        """Telegram has no subscription handshake: always None."""
+        return None
+
+    def authenticate(self, channel: Channel, request: Request) -> bool:
+        """`X-Telegram-Bot-Api-Secret-Token` equals `secret_token` when one is set (setWebhook)."""
+        if not channel.secret_token:
+            return True
+        return check_telegram_secret(request.headers, channel.secret_token)
+
+    def parse(self, body: bytes, headers: RawHeaders, channel: str) -> tuple[Envelope, ...]:
+        """One update -> a 1-tuple (see the module table); UnparsedUpdate for a bad body."""
+        return parse(body, channel)
+
+    def delivery_ids(self, envelopes: Sequence[Envelope], body: bytes) -> list[str]:
+        """`update_id` (Telegram redelivers an update with the same id)."""
+        return ids_or_positions(envelopes, body)
+
+    def split(self, channel: Channel, body: bytes, parts: Mapping[str, Sequence[ItemPath]]) -> dict[str, BodyPart]:
+        """A Telegram update is one item: never split."""
+        raise SplitError("a Telegram update holds one item")
+
+    def agent_list(self, envelope: Envelope, agents: Sequence[Agent], current: str) -> Reply | None:
+        """The `sendMessage` listing the agents, in the webhook reply (`agent_list_call`)."""
+        body = json.dumps(agent_list_call(envelope, agents, current)).encode()  # ASCII escapes
+        headers = [(b"content-type", b"application/json"), (b"x-stickyroute-agent", current.encode()),
+                   (b"x-stickyroute-reason", b"explicit")]
+        return Reply(200, headers, body)

@@ -31,7 +31,7 @@ import copy
 import json
 from typing import Any, Mapping, Sequence
 
-from proxy.channels.whatsapp import ITEM_LISTS, envelopes, items, load, sender_aliases
+from proxy.channels.whatsapp_parse import ITEM_LISTS, envelopes, items, load, sender_aliases
 from proxy.channels.security import meta_signature as sign  # re-exported: the batch parts are re-signed with it
 
 __all__ = ["sign", "split_body"]

@@ -2,8 +2,8 @@
 
     base.py       Classifier protocol, Candidate, Classification, Outcome, parse_answer
     groq.py       GroqClassifier (the only importer of the groq SDK)
-    heuristic.py  KeywordClassifier (offline keyword gate)
+    keywords.py   KeywordClassifier (offline keyword gate)
     guard.py      GuardedClassifier: per-channel budget, circuit breaker, hard timeout, logs
     stats.py      ClassifierStats: JSON snapshot and Prometheus metrics
-    factory.py    build_classifier: provider auto | groq | heuristic
+    factory.py    build_classifier: provider auto | groq | keywords (alias heuristic)
 """

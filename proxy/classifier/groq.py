@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from typing import Any, Callable
 
 import groq
@@ -146,7 +145,8 @@ class GroqClassifier:
 
     `api_key` is kept out of `repr`. When `http_client` is None the classifier builds and owns
     one (closed by `aclose`); a passed-in client stays the caller's. `clock` returns seconds
-    and only measures `latency_s`.
+    (monotonic, from the owner: `proxy.clock.monotonic` in the server) and only measures
+    `latency_s`.
     """
 
     name = "groq"
@@ -158,7 +158,7 @@ class GroqClassifier:
         http_client: httpx.AsyncClient | None = None,
         base_url: str | None = None,
         *,
-        clock: Callable[[], float] = time.perf_counter,
+        clock: Callable[[], float],
     ) -> None:
         self._settings = settings
         self._clock = clock

@@ -1,6 +1,6 @@
 """The keyword gate as a classifier: offline, zero tokens, the default when no API key is set.
 
-Rule (issue 4, `provider = "heuristic"`): among `request.candidates`, the unique top keyword
+Rule (issue 4, `provider = "keywords"`, also accepted as `"heuristic"`): among `request.candidates`, the unique top keyword
 scorer whose score is at or above `threshold` (keyword points, e.g. 6 = one strong keyword) is
 the answer; a tie at the top, a top score below the threshold (or 0) or no candidates give none.
 """
@@ -19,7 +19,7 @@ class KeywordClassifier:
     agents missing from its result score 0. Never raises for a well-behaved scorer.
     """
 
-    name = "heuristic"
+    name = "keywords"
 
     def __init__(self, score: Callable[[str], Mapping[str, int]], threshold: int) -> None:
         self._score = score

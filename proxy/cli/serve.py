@@ -66,7 +66,7 @@ def run_serve(args: argparse.Namespace) -> int:
         from proxy.replay.recording import Recorder
 
         recorder = Recorder(args.record, config)
-    from proxy.server.service import serve
+    from proxy.server.run import serve
 
     try:
         _run(serve(config, args.host, args.port, recorder=recorder, demo=args.demo_agents))

@@ -119,7 +119,7 @@ def read_classifier(table: Table | None) -> ClassifierSettings:
     if table is None:
         return ClassifierSettings()
     table.reject_unknown(f.name for f in fields(ClassifierSettings))
-    provider = table.choice("provider", ("auto", "groq", "heuristic"))
+    provider = table.choice("provider", ("auto", "groq", "keywords", "heuristic"))
     model = table.string("model")
     timeout_s = table.number("timeout_s", positive=True)
     api_key_env = table.string("api_key_env")

@@ -1,107 +1,109 @@
-"""The ASGI shell: a thin Starlette app per listener (webhooks; admin), nothing else.
+"""The ASGI shell of the webhook listener: read the body once (capped), hand it over, send the reply.
 
-Public app: every path; a configured channel path is handed to the dispatcher with the body
-read once (capped at `server.max_body_bytes`: 413 above it); any other path is 404.
-Admin app (127.0.0.1 by default): `/healthz` (process up), `/readyz` (config loaded, upstream
-client ready), `/stats` (JSON), `/metrics` (Prometheus text format).
+    create_app(config, handle, lifespan) -> Starlette
+
+Each configured channel path is a raw ASGI endpoint (`WebhookEndpoint`) mounted in the Starlette
+application: it reads the body from `receive` once, capped at `server.max_body_bytes` (413
+above it, checked against `Content-Length` before reading), builds an `Inbound` from the scope,
+awaits `handle(channel, inbound)` (the dispatcher) and sends the `Reply` as is. Any other path
+is 404. No Request/Response objects on the webhook path: the scope already has what we need.
 """
 
 from __future__ import annotations
 
-import json
-import logging
-from typing import Any, Awaitable, Callable
+import contextlib
+from typing import AsyncIterator, Awaitable, Callable
 
 from starlette.applications import Starlette
-from starlette.requests import ClientDisconnect, Request
-from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
+from starlette.types import Lifespan, Message, Receive, Scope, Send
 
 from proxy.config.model import Channel, Config
-from proxy.forwarding.dispatch import Inbound
-from proxy.forwarding.replies import Outbound
+from proxy.forwarding.body import BodyTooLarge, declared_length, read_capped
+from proxy.forwarding.inbound import Inbound
+from proxy.reply import Reply
 
-log = logging.getLogger("stickyroute.app")
+__all__ = ["WebhookEndpoint", "create_app"]
 
+Handle = Callable[[Channel, Inbound], Awaitable[Reply]]
 _METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]
+_TEXT = [(b"content-type", b"text/plain; charset=utf-8")]
 
 
-class _BodyTooLarge(Exception):
-    """The request body exceeds `server.max_body_bytes`."""
+class _Disconnected(Exception):
+    """The client went away before the whole body arrived."""
 
 
-async def _read_body(request: Request, limit: int) -> bytes:
-    """The whole request body (de-chunked by the server), at most `limit` bytes."""
-    declared = request.headers.get("content-length")
-    if declared is not None and declared.isdigit() and int(declared) > limit:
-        raise _BodyTooLarge
-    chunks: list[bytes] = []
-    size = 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            raise _BodyTooLarge
-        chunks.append(chunk)
-    return b"".join(chunks)
+async def _chunks(receive: Receive) -> AsyncIterator[bytes]:
+    while True:
+        message: Message = await receive()
+        if message["type"] == "http.disconnect":
+            raise _Disconnected
+        chunk = message.get("body", b"")
+        if chunk:
+            yield chunk
+        if not message.get("more_body", False):
+            return
 
 
-def create_app(config: Config, handle: Callable[[Channel, Inbound], Awaitable[Outbound]], lifespan: Any = None) -> Starlette:
-    """The public webhook app: `handle(channel, inbound)` (the dispatcher) answers channel paths."""
-    limit = config.server.max_body_bytes
+async def _send(send: Send, reply: Reply) -> None:
+    headers = [(b"content-length", str(len(reply.body)).encode()), *reply.headers]
+    await send({"type": "http.response.start", "status": reply.status, "headers": headers})
+    await send({"type": "http.response.body", "body": reply.body})
 
-    async def webhook(request: Request) -> Response:
-        path = request.scope["path"]  # decoded path; cheaper than building request.url
-        channel = config.channel_for_path(path)
-        if channel is None:
-            return PlainTextResponse("not found", status_code=404)
+
+class WebhookEndpoint:
+    """The raw ASGI endpoint of one channel's path(s)."""
+
+    def __init__(self, channel: Channel, handle: Handle, max_body_bytes: int) -> None:
+        self.channel = channel
+        self.handle = handle
+        self.max_body_bytes = max_body_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        headers: list[tuple[bytes, bytes]] = list(scope["headers"])
+        declared = host = None
+        for name, value in headers:
+            if name == b"content-length":
+                declared = declared_length(value)
+            elif name == b"host":
+                host = value
         try:
-            body = await _read_body(request, limit)
-        except _BodyTooLarge:
-            return PlainTextResponse(f"body larger than {limit} bytes", status_code=413)
-        except ClientDisconnect:
-            return Response(status_code=400)
-        scope = request.scope
-        client = request.client
+            body = await read_capped(_chunks(receive), self.max_body_bytes, declared)
+        except BodyTooLarge as exc:
+            await _send(send, Reply(413, list(_TEXT), f"body larger than {exc.limit} bytes".encode()))
+            return
+        except _Disconnected:
+            await _send(send, Reply(400))
+            return
+        client = scope.get("client")
+        path: str = scope["path"]
         inbound = Inbound(
-            method=request.method,
-            path=path,
-            raw_path=scope.get("raw_path") or path.encode(),
-            query=scope.get("query_string", b""),
-            headers=list(scope["headers"]),
-            body=body,
-            client_ip=client.host if client else "",
-            scheme=scope.get("scheme", "http"),
-            host=request.headers.get("host", ""),
+            method=scope["method"], path=path, raw_path=scope.get("raw_path") or path.encode(),
+            query=scope.get("query_string", b""), headers=headers, body=body,
+            client_ip=client[0] if client else "", scheme=scope.get("scheme", "http"),
+            host=host.decode("latin-1") if host is not None else "",
         )
-        out = await handle(channel, inbound)
-        response = Response(content=out.body, status_code=out.status)
-        response.raw_headers = [h for h in response.raw_headers if h[0] == b"content-length"] + [
-            h for h in out.headers if h[0].lower() != b"content-length"
-        ]
-        return response
-
-    return Starlette(routes=[Route("/{path:path}", webhook, methods=_METHODS)], lifespan=lifespan)
+        await _send(send, await self.handle(self.channel, inbound))
 
 
-def create_admin_app(stats: Callable[[], dict], ready: Callable[[], bool], metrics: Callable[[], tuple[bytes, str]]) -> Starlette:
-    """The admin listener: health, readiness, stats JSON and Prometheus metrics."""
+async def _not_found(_request: Request) -> Response:
+    return PlainTextResponse("not found", status_code=404)
 
-    async def healthz(_request: Request) -> Response:
-        return PlainTextResponse("ok")
 
-    async def readyz(_request: Request) -> Response:
-        if ready():
-            return PlainTextResponse("ready")
-        return PlainTextResponse("not ready", status_code=503)
+def create_app(config: Config, handle: Handle, lifespan: Lifespan[Starlette] | None = None) -> Starlette:
+    """The public webhook app: one `WebhookEndpoint` per channel path, 404 elsewhere."""
+    limit = config.server.max_body_bytes
+    routes = [
+        Route(path, WebhookEndpoint(channel, handle, limit), methods=_METHODS)
+        for channel in config.channels.values() for path in channel.paths
+    ]
+    routes.append(Route("/{path:path}", _not_found, methods=_METHODS))
+    return Starlette(routes=routes, lifespan=lifespan or _no_lifespan)
 
-    async def stats_view(_request: Request) -> Response:
-        return JSONResponse(json.loads(json.dumps(stats(), default=str)))
 
-    async def metrics_view(_request: Request) -> Response:
-        body, content_type = metrics()
-        return Response(body, media_type=content_type)
-
-    return Starlette(routes=[
-        Route("/healthz", healthz), Route("/readyz", readyz),
-        Route("/stats", stats_view), Route("/metrics", metrics_view),
-    ])
+@contextlib.asynccontextmanager
+async def _no_lifespan(_app: Starlette) -> AsyncIterator[None]:
+    yield

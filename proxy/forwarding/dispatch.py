@@ -1,271 +1,203 @@
 """Dispatch: the one async driver of a webhook request, from inbound bytes to the relayed reply.
 
-    inbound ─▶ verify (secret token / X-Hub-Signature-256) ─▶ parse (channels/) ─▶ redelivery?
-            ─▶ route every envelope (router) ─▶ forward the same bytes (forwarder) ─▶ Outbound
+    inbound ─▶ adapter.handshake? ─▶ adapter.authenticate ─▶ adapter.parse ─▶ DeliveryLog.claim
+            ─▶ Router.decide per item (first decisions reused) ─▶ one body, or adapter.split per
+               agent ─▶ Leg.forward ─▶ DeliveryLog.complete | fail ─▶ Reply
 
-Reads the clock once per request. Nothing the proxy parses can produce a 5xx: a body that is
-not a known shape goes to the channel default unchanged (reason `unparsed`); only an agent that
-is down (502) or too slow (504) does, so the platform retries and nothing is lost.
+Knows no platform: every platform question goes to the channel's adapter (`proxy.channels`).
+One path for one or many envelopes. Reads the clock once per request. Nothing the proxy parses
+can produce a 5xx: a body that is not a known shape goes to the channel default unchanged (reason
+`unparsed`); only an agent that is down (502) or too slow (504) does, so the platform retries
+and nothing is lost. The platform gets a 2xx only when every item reached an agent with a 2xx.
 """
 
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
 import logging
-from dataclasses import dataclass
-from typing import Callable
-from urllib.parse import parse_qsl
+from typing import Callable, Sequence
 
-from cachetools import TTLCache
-
-from proxy import channels
-from proxy.channels.whatsapp_split import sign, split_body
-from proxy.config.model import Channel, ChannelType, Config
+from proxy.channels import ADAPTERS, BodyPart, ChannelAdapter, Request, SplitError
+from proxy.config.model import Channel, Config
+from proxy.errors import UnparsedUpdate, UpstreamError
+from proxy.forwarding.inbound import Inbound
+from proxy.forwarding.leg import Forwarding
+from proxy.forwarding.replies import as_redelivery, text_reply
+from proxy.reply import Reply
 from proxy.routing.engine import Decision
 from proxy.routing.envelope import Envelope
-from proxy.errors import UnparsedUpdate, UpstreamError
-from proxy.forwarding.forwarder import Forwarder, upstream_url
-from proxy.forwarding.headers import TrustedProxies, upstream_request_headers
-from proxy.state.delivery_memory import ClaimState, DeliveryMemory
-from proxy.forwarding.replies import Outbound, agent_list_reply, text_reply
 from proxy.routing.router import Router
-from proxy.channels.security import check_meta_signature, check_telegram_secret, verification_reply
+from proxy.state.base import Claim, ClaimState, DecisionMemo, DeliveryKey, DeliveryLog
 
 log = logging.getLogger("stickyroute.dispatch")
 decision_log = logging.getLogger("stickyroute.decision")
 
-DELIVERY_TTL_S = 24 * 3600.0
-STORED_REPLIES_MAX_BYTES = 64 * 1024 * 1024
-"""Memory for the stored replies of delivered updates (bytes; least recently used dropped)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Inbound:
-    """One inbound webhook request as the ASGI shell read it (body read once, bytes)."""
-
-    method: str
-    path: str
-    raw_path: bytes
-    query: bytes
-    headers: list[tuple[bytes, bytes]]
-    body: bytes
-    client_ip: str
-    scheme: str
-    host: str
+Recorder = Callable[[Inbound, float], None]
+_Item = tuple[Envelope, Decision, DeliveryKey]
 
 
 class Dispatcher:
-    """Handles inbound requests of every channel; one per running config."""
+    """Handles inbound requests of every channel; one per running config.
 
-    def __init__(self, config: Config, router: Router, forwarder: Forwarder, clock: Callable[[], float],
-                 recorder: Callable[[Inbound, float], None] | None = None) -> None:
+    `clock()` returns seconds (wall time: routes and deliveries). `settle_s` bounds how long a
+    retry waits for an earlier attempt still in flight (default: the upstream deadline plus the
+    classifier timeout, plus one second).
+    """
+
+    def __init__(self, config: Config, router: Router, deliveries: DeliveryLog, leg: Forwarding,
+                 clock: Callable[[], float], recorder: Recorder | None = None, settle_s: float | None = None) -> None:
         self.config = config
         self.router = router
-        self.forwarder = forwarder
+        self.deliveries = deliveries
+        self.leg = leg
         self.clock = clock
         self.recorder = recorder
-        self.trusted = TrustedProxies.from_cidrs(config.server.trusted_proxies)
-        self.deliveries: DeliveryMemory[Outbound] = DeliveryMemory(
-            ttl_s=DELIVERY_TTL_S, timer=clock, max_bytes=STORED_REPLIES_MAX_BYTES, sizeof=_stored_size)
-        self._decisions: TTLCache[tuple[str, str], Decision] = TTLCache(maxsize=100_000, ttl=DELIVERY_TTL_S, timer=clock)
+        upstream = config.upstream
+        self.settle_s = settle_s if settle_s is not None else (
+            upstream.connect_timeout_s + upstream.timeout_s + config.classifier.timeout_s + 1.0)
 
-    async def handle(self, channel: Channel, inbound: Inbound) -> Outbound:
+    async def handle(self, channel: Channel, inbound: Inbound) -> Reply:
         """Answer one request on `channel`'s path (never raises for bad input)."""
-        if inbound.method == "GET" and channel.type is ChannelType.WHATSAPP and channel.verify_token:
-            answer = verification_reply(dict(parse_qsl(inbound.query.decode("latin-1"))), channel.verify_token)
-            if answer is not None:
-                return text_reply(answer[0], answer[1])
-        if not self._authentic(channel, inbound):
+        adapter = ADAPTERS[channel.type]
+        answer = adapter.handshake(channel, inbound.method, inbound.query)
+        if answer is not None:
+            return answer
+        if not adapter.authenticate(channel, Request(inbound.method, inbound.query, inbound.headers, inbound.body)):
             log.warning("rejected request on %s: authentication failed", channel.name)
             return text_reply(401, "unauthorized")
         now = self.clock()
         if self.recorder is not None:
             self.recorder(inbound, now)
         if inbound.method != "POST":
-            return await self._forward(channel, inbound, Decision(channel.default_agent, "default"), inbound.body)
+            return await self._forward(channel, inbound, Decision(channel.default_agent, "default"))
         try:
-            envelopes = channels.parse(channel.type.value, inbound.body, channel.name)
+            envelopes = adapter.parse(inbound.body, inbound.headers, channel.name)
         except UnparsedUpdate as exc:
             log.warning("unparsed update on %s forwarded to %s: %s", channel.name, channel.default_agent, exc)
-            return await self._forward(channel, inbound, Decision(channel.default_agent, "unparsed"), inbound.body)
-        if channel.type is ChannelType.TELEGRAM:
-            return await self._single(channel, inbound, envelopes[0], now)
-        return await self._batch(channel, inbound, envelopes, now)
+            return await self._forward(channel, inbound, Decision(channel.default_agent, "unparsed"))
+        return await self._deliver(adapter, channel, inbound, envelopes, now)
 
-    def _authentic(self, channel: Channel, inbound: Inbound) -> bool:
-        if channel.type is ChannelType.TELEGRAM and channel.secret_token:
-            return check_telegram_secret(inbound.headers, channel.secret_token)
-        if channel.type is ChannelType.WHATSAPP and channel.app_secret and not _is_handshake(inbound):
-            return check_meta_signature(inbound.body, inbound.headers, channel.app_secret)
-        return True
-
-    async def _decide(self, channel: Channel, envelope: Envelope, now: float) -> Decision:
-        """The routing decision, reusing the first one for a redelivered update."""
-        key = (channel.name, envelope.delivery_id) if envelope.delivery_id else None
-        if key is not None and key in self._decisions:
-            return self._decisions[key]
-        decision = await self._route(channel, envelope, now)
-        if key is not None:
-            self._decisions[key] = decision
-        return decision
-
-    async def _route(self, channel: Channel, envelope: Envelope, now: float) -> Decision:
-        """The router's decision; a bug while deciding sends the update to the default (never a 5xx)."""
+    async def _deliver(self, adapter: ChannelAdapter, channel: Channel, inbound: Inbound,
+                       envelopes: Sequence[Envelope], now: float) -> Reply:
+        """Claim the envelopes' deliveries, forward the ones this request holds, answer."""
+        keys = [(channel.name, i) for i in adapter.delivery_ids(envelopes, inbound.body)]
+        distinct = list(dict.fromkeys(keys))
+        claims = dict(zip(distinct, await self.deliveries.claim(distinct, now)))
+        waiting = [k for k, c in claims.items() if c.state is ClaimState.IN_FLIGHT]
+        if waiting:
+            settled = await asyncio.gather(*(self.deliveries.settle(k, now, self.settle_s) for k in waiting))
+            claims.update(zip(waiting, settled))
+        owned = [k for k, c in claims.items() if c.state is ClaimState.FIRST]
+        earlier = [_answer_of(c) for c in claims.values() if c.state is not ClaimState.FIRST]
+        if not owned:
+            return self._redelivered(channel, earlier)
+        if earlier:
+            log.info("batch on %s: %d of %d item(s) answered earlier, forwarding the rest",
+                     channel.name, len(earlier), len(claims))
+        mine = set(owned)
+        items: list[_Item] = []
+        outcomes: dict[DeliveryKey, Reply] = {}
         try:
-            return await self.router.route(channel.name, envelope, now)
+            for envelope, key in zip(envelopes, keys):
+                if key in mine:
+                    items.append((envelope, await self._decide(channel, envelope, claims[key], now), key))
+            reply = await self._send(adapter, channel, inbound, items, len(envelopes), outcomes)
+        finally:
+            memos = {key: DecisionMemo(d.agent, d.reason) for _e, d, key in items}
+            await self._end(owned, outcomes, memos, now)
+        if len(outcomes) == len(owned) and not earlier and len({id(r) for r in outcomes.values()}) == 1:
+            return reply
+        return _summary(list({id(r): r for r in outcomes.values()}.values()) + earlier)
+
+    async def _decide(self, channel: Channel, envelope: Envelope, claim: Claim, now: float) -> Decision:
+        """The router's decision, or the first attempt's (a retry goes where the first went);
+        a bug while deciding sends the item to the default (never a 5xx)."""
+        if claim.memo is not None:
+            return Decision(claim.memo.agent, claim.memo.reason)
+        try:
+            return await self.router.decide(channel.name, envelope, now)
         except Exception:
             log.exception("routing failed on %s; forwarding to the default %s", channel.name, channel.default_agent)
             return Decision(channel.default_agent, "routing_error")
 
-    async def _single(self, channel: Channel, inbound: Inbound, envelope: Envelope, now: float) -> Outbound:
-        """A one-update POST (Telegram): redelivery memory keyed by `update_id`."""
-        if envelope.delivery_id is None:
-            decision = await self._route(channel, envelope, now)
-            return await self._answer(channel, inbound, envelope, decision)
-        key = (channel.name, envelope.delivery_id)
-        claim = self.deliveries.begin(key)
-        if claim.state is not ClaimState.FIRST:
+    async def _send(self, adapter: ChannelAdapter, channel: Channel, inbound: Inbound, items: list[_Item],
+                    total: int, outcomes: dict[DeliveryKey, Reply]) -> Reply:
+        """Forward `items`: the body unchanged when they are all of it and go to one agent, else
+        one part per agent; record each item's part reply in `outcomes`."""
+        if len(items) == 1 and items[0][1].list_agents:
+            envelope, decision, key = items[0]
+            listing = adapter.agent_list(envelope, tuple(self.config.agents.values()), decision.agent)
+            if listing is not None:
+                outcomes[key] = listing
+                return listing
+        groups: dict[str, list[_Item]] = {}
+        for item in items:
+            groups.setdefault(item[1].agent, []).append(item)
+        parts: dict[str, BodyPart] | None = None
+        if len(groups) > 1 or len(items) < total:
             try:
-                return self._redelivered(channel, await claim.wait())
-            except Exception:  # the first attempt died without an answer: try again ourselves
-                claim = self.deliveries.begin(key)
-                if claim.state is not ClaimState.FIRST:
-                    return self._redelivered(channel, await claim.wait())
-        try:
-            decision = await self._decide(channel, envelope, now)
-            reply = await self._answer(channel, inbound, envelope, decision)
-        except BaseException as exc:
-            self.deliveries.fail(key, exc)
-            raise
-        if reply.ok:
-            self.deliveries.complete(key, reply)
-        else:
-            self.deliveries.fail(key, reply)
-        return reply
-
-    def _redelivered(self, channel: Channel, reply: Outbound | None) -> Outbound:
-        """Count and log a redelivery, answered with the first attempt's stored reply."""
-        self.router.count(channel.name, "redelivery")
-        status = reply.status if reply else 200
-        decision_log.info("%s", json.dumps({"channel": channel.name, "reason": "redelivery", "status": status}))
-        return _as_redelivery(reply)
-
-    async def _answer(self, channel: Channel, inbound: Inbound, envelope: Envelope, decision: Decision) -> Outbound:
-        if decision.list_agents:
-            return agent_list_reply(self.config, envelope, decision.agent)
-        return await self._forward(channel, inbound, decision, inbound.body)
-
-    async def _batch(self, channel: Channel, inbound: Inbound, envelopes: tuple[Envelope, ...], now: float) -> Outbound:
-        """A WhatsApp POST of 1..n items: forward whole, split per agent, or skip delivered parts."""
-        keys = _item_keys(envelopes, inbound.body)
-        ids = list(dict.fromkeys(keys))
-        claims = self.deliveries.begin_many(channel.name, ids)
-        waiting = [i for i, c in claims.items() if c.state is ClaimState.IN_FLIGHT]
-        while waiting:  # wait for the attempts in flight; ids whose attempt failed are ours to retry
-            await asyncio.gather(*(claims[i].wait() for i in waiting), return_exceptions=True)
-            claims.update(self.deliveries.begin_many(channel.name, waiting))
-            waiting = [i for i in waiting if claims[i].state is ClaimState.IN_FLIGHT]
-        owned = [i for i, c in claims.items() if c.state is ClaimState.FIRST]
-        if not owned:
-            stored = {id(c.outcome): c.outcome for c in claims.values()}
-            return self._redelivered(channel, next(iter(stored.values())) if len(stored) == 1 else None)
-        if len(owned) < len(ids):
-            log.info("batch on %s: %d of %d item(s) already delivered, forwarding the rest",
-                     channel.name, len(ids) - len(owned), len(ids))
-        mine = set(owned)
-        pending = [(e, k) for e, k in zip(envelopes, keys) if k in mine]
-        outcomes: dict[str, Outbound] = {}
-        try:
-            reply = await self._forward_items(channel, inbound, envelopes, pending, now, outcomes)
-        except BaseException as exc:
-            self.deliveries.fail_many(channel.name, [i for i in owned if i not in outcomes], exc)
-            raise
-        finally:
-            for delivery_id, part in outcomes.items():
-                if part.ok:
-                    self.deliveries.complete((channel.name, delivery_id), part)
-                else:
-                    self.deliveries.fail((channel.name, delivery_id), part)
-        return reply
-
-    async def _forward_items(self, channel: Channel, inbound: Inbound, envelopes: tuple[Envelope, ...],
-                             pending: list[tuple[Envelope, str]], now: float, outcomes: dict[str, Outbound]) -> Outbound:
-        """Route `pending` (item, delivery key) pairs and forward them (whole body, or one re-signed
-        part per agent); record each key's part reply in `outcomes`. 200 only when every part got a 2xx."""
-        groups: dict[str, list[tuple[Envelope, Decision, str]]] = {}
-        for envelope, key in pending:
-            decision = await self._decide(channel, envelope, now)
-            groups.setdefault(decision.agent, []).append((envelope, decision, key))
-        whole = len(groups) == 1 and len(pending) == len(envelopes)
-        if not whole:
-            try:
-                bodies = split_body(inbound.body, {a: [e.item_path for e, _, _ in items] for a, items in groups.items()})
+                parts = adapter.split(channel, inbound.body, {a: [e.item_path for e, _d, _k in g] for a, g in groups.items()})
                 log.info("mixed batch on %s split into %d part(s)", channel.name, len(groups))
-            except (ValueError, RecursionError) as exc:  # cannot rebuild it: the documented fallback
+            except SplitError as exc:  # cannot rebuild it: the documented fallback
                 log.warning("batch on %s cannot be split (%s); forwarded whole to the default %s",
                             channel.name, exc, channel.default_agent)
-                items = [item for group in groups.values() for item in group]
-                groups, whole = {channel.default_agent: items}, True
-        parts = []
-        for agent, items in groups.items():
-            decision = Decision(agent, ",".join(dict.fromkeys(d.reason for _, d, _ in items)))
-            body = inbound.body if whole else bodies[agent]
-            parts.append(self._forward(channel, inbound, decision, body, signed=not whole))
-        replies = await asyncio.gather(*parts)
-        for (_agent, items), part in zip(groups.items(), replies):
-            for _envelope, _decision, key in items:
-                outcomes[key] = part
-        if whole:
-            return replies[0]
-        if all(r.ok for r in replies):
-            return text_reply(200, "ok")
-        failed = [r.status for r in replies if not r.ok]
-        return text_reply(502, f"{len(failed)} of {len(replies)} parts failed: {failed}")
+                groups = {channel.default_agent: items}
+        replies = await asyncio.gather(*(
+            self._forward(channel, inbound, Decision(agent, ",".join(dict.fromkeys(d.reason for _e, d, _k in group))),
+                          parts[agent] if parts is not None else None)
+            for agent, group in groups.items()
+        ))
+        for group, reply in zip(groups.values(), replies):
+            for _envelope, _decision, key in group:
+                outcomes[key] = reply
+        return replies[0]
 
-    async def _forward(self, channel: Channel, inbound: Inbound, decision: Decision, body: bytes,
-                       signed: bool = False) -> Outbound:
-        agent = self.config.agents[decision.agent]
-        exact = agent.channel_urls.get(channel.name)
-        url = upstream_url(exact, b"", inbound.query) if exact else upstream_url(agent.url, inbound.raw_path, inbound.query)
-        headers = upstream_request_headers(
-            inbound.headers, client_ip=inbound.client_ip, scheme=inbound.scheme, host=inbound.host,
-            peer_trusted=inbound.client_ip in self.trusted, agent=decision.agent, reason=decision.reason,
-        )
-        if signed:
-            headers = [h for h in headers if h[0].lower() != b"x-hub-signature-256"]
-            if channel.app_secret:
-                headers.append((b"x-hub-signature-256", sign(body, channel.app_secret).encode()))
+    async def _forward(self, channel: Channel, inbound: Inbound, decision: Decision, part: BodyPart | None = None) -> Reply:
         try:
-            reply = await self.forwarder.forward(inbound.method, url, headers, body)
+            return await self.leg.forward(inbound, self.config.agents[decision.agent], channel.name, decision.reason, part)
         except UpstreamError as exc:
             log.warning("upstream %s failed for %s: %s", decision.agent, channel.name, exc)
             what = "timed out" if exc.status_code == 504 else "failed"
             return text_reply(exc.status_code, f"upstream {decision.agent} {what}", decision.reason)
-        return reply  # hop-by-hop headers already stripped by the forwarder
+
+    async def _end(self, owned: list[DeliveryKey], outcomes: dict[DeliveryKey, Reply],
+                   memos: dict[DeliveryKey, DecisionMemo], now: float) -> None:
+        """Complete the keys whose part got a 2xx, fail the others (None: no answer at all)."""
+        by_reply: dict[int, tuple[Reply, list[DeliveryKey]]] = {}
+        for key, reply in outcomes.items():
+            by_reply.setdefault(id(reply), (reply, []))[1].append(key)
+        for reply, keys in by_reply.values():
+            if reply.ok:
+                await self.deliveries.complete(keys, reply, now, memos)
+            else:
+                await self.deliveries.fail(keys, reply, now, memos)
+        unanswered = [k for k in owned if k not in outcomes]
+        if unanswered:
+            await self.deliveries.fail(unanswered, None, now, memos)
+
+    def _redelivered(self, channel: Channel, answers: list[Reply]) -> Reply:
+        """Every item was answered by an earlier attempt: its answer again, not forwarded."""
+        self.router.count(channel.name, "redelivery")
+        distinct = list({(r.status, tuple(r.headers), r.body): r for r in answers}.values())
+        reply = distinct[0] if len(distinct) == 1 else None
+        if reply is None and not all(r.ok for r in distinct):
+            reply = _summary(distinct)
+        decision_log.info("%s", json.dumps({"channel": channel.name, "reason": "redelivery",
+                                            "status": reply.status if reply else 200}))
+        return as_redelivery(reply)
 
 
-def _item_keys(envelopes: tuple[Envelope, ...], body: bytes) -> list[str]:
-    """The redelivery key of each item: its delivery id (wamid, status id + status), or for an
-    item without one (an account event) its place in this exact body, so a retried POST finds it."""
-    digest = hashlib.sha256(body).hexdigest()[:16]
-    return [e.delivery_id or f"{digest}:{'/'.join(map(str, e.item_path))}" for e in envelopes]
+def _answer_of(claim: Claim) -> Reply:
+    """The answer an earlier attempt gave (DONE, FAILED), or 504 while it is still in flight."""
+    if claim.reply is not None:
+        return claim.reply
+    return text_reply(504, "an earlier attempt of this update is still in flight")
 
 
-def _stored_size(reply: Outbound) -> int:
-    """Approximate bytes one stored reply holds (body, headers, bookkeeping)."""
-    return 256 + len(reply.body) + sum(len(n) + len(v) + 32 for n, v in reply.headers)
-
-
-def _is_handshake(inbound: Inbound) -> bool:
-    """Meta's GET verification (a `hub.mode` query parameter): it carries no signature (T14)."""
-    return inbound.method == "GET" and "hub.mode" in dict(parse_qsl(inbound.query.decode("latin-1")))
-
-
-def _as_redelivery(reply: Outbound | None) -> Outbound:
-    """The stored answer of the first attempt, marked as a redelivery."""
-    if reply is None:
-        return text_reply(200, "ok", reason="redelivery")
-    headers = [h for h in reply.headers if h[0].lower() != b"x-stickyroute-reason"]
-    return Outbound(reply.status, headers + [(b"x-stickyroute-reason", b"redelivery")], reply.body)
+def _summary(replies: list[Reply]) -> Reply:
+    """The platform's answer for a split batch: 200 only when every part got a 2xx, else 502."""
+    if all(r.ok for r in replies):
+        return text_reply(200, "ok")
+    failed = [r.status for r in replies if not r.ok]
+    return text_reply(502, f"{len(failed)} of {len(replies)} parts failed: {failed}")

@@ -1,38 +1,87 @@
-"""The production forwarding leg: one pooled `aiohttp.ClientSession`, no httpx in between.
+"""The forwarding leg: the inbound bytes to an agent over aiohttp, the agent's reply back.
 
-Chosen by measurement (README "Performance"): CPU per forwarded request against the same loopback
-stub, in one process, was about 540 µs through httpx's client API over an aiohttp transport and
-about 300 µs with aiohttp alone; httpx over its own httpcore transport was slower still under
-concurrency. The issue allows aiohttp on this leg when no httpx transport approaches the target;
-Groq keeps httpx, and tests may still substitute an httpx transport (`proxy.forwarding.forwarder`).
+    Leg.forward(inbound, agent, channel, reason, part=None) -> Reply
 
-Same guarantees as the httpx leg: the URL is sent as given (`yarl.URL(..., encoded=True)`, never
-requoted), headers as given (order kept, duplicates kept even when their case differs), nothing
-added but `Host` and `Content-Length` (no User-Agent, Accept, Accept-Encoding, Content-Type, no
-cookies, no decompression, no redirects, no proxy from the environment), the reply read raw and
-capped, and every response released on every path, cancellation included (T34).
+The leg builds the upstream URL (the agent's base URL + the inbound path and query as received,
+or the agent's exact per-channel URL) and the request headers (`headers.upstream_request_headers`:
+hop-by-hop stripped, X-Forwarded-* extended for trusted peers, our markers added), sends the same
+body bytes (or a split batch's part), and reads the reply raw (still `Content-Encoding`-encoded)
+and capped. aiohttp was chosen by measurement (README "Performance": about 300 µs of CPU per
+forward against 540 µs for httpx's client over an aiohttp transport).
+
+Sent as given: the URL is never requoted (`yarl.URL(..., encoded=True)`), header order and
+duplicates are kept even when their case differs, nothing is added but `Host` and
+`Content-Length` (no User-Agent, Accept, Accept-Encoding, Content-Type, cookies), no
+decompression, no redirects followed, no proxy from the environment. One pooled session per
+agent (`upstream.max_connections` each), so one slow agent cannot starve the others. Every
+response is released on every path, cancellation included (field report T34).
+
+Errors, translated in one place (`translate`; statuses in proxy/errors.py):
+
+    cannot connect (refused, DNS, connect timeout)      -> UpstreamConnectError (502)
+    no reply in time (read, pool wait, total deadline)  -> UpstreamTimeout      (504)
+    any other client error, invalid URL, reply too big  -> UpstreamError        (502)
 """
 
 from __future__ import annotations
 
 import asyncio
 import functools
+from typing import Protocol
 
 import aiohttp
 import yarl
 
-from proxy.config.model import UpstreamSettings
+from proxy.channels.base import BodyPart
+from proxy.config.model import MIB, Agent, ServerSettings, UpstreamSettings
 from proxy.errors import UpstreamConnectError, UpstreamError, UpstreamTimeout
-from proxy.forwarding.headers import RawHeaders, relay_response_headers, strip_hop_by_hop
-from proxy.forwarding.replies import UpstreamReply
+from proxy.forwarding.body import BodyTooLarge, read_capped
+from proxy.forwarding.headers import TrustedProxies, relay_response_headers, upstream_request_headers
+from proxy.forwarding.inbound import Inbound
+from proxy.reply import Reply
+
+__all__ = ["Forwarding", "Leg", "translate", "upstream_url"]
 
 _NO_AUTO_HEADERS = ("User-Agent", "Accept", "Accept-Encoding", "Content-Type")
 _BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
+MAX_REPLY_BYTES = 5 * MIB
+"""Default cap of a buffered agent reply (bytes)."""
+
+
+class Forwarding(Protocol):
+    """What the dispatcher needs of a leg (the aiohttp `Leg`, or a fake in unit tests)."""
+
+    async def forward(self, inbound: Inbound, agent: Agent, channel: str, reason: str,
+                      part: BodyPart | None = None) -> Reply:
+        """Send the request (or `part`) to `agent`; the agent's reply. Raises UpstreamError."""
+        ...
+
+    async def aclose(self) -> None:
+        """Close every pool."""
+        ...
+
+
+def upstream_url(base: str, raw_path: str | bytes, query: bytes | str) -> str:
+    """Agent base URL + the inbound path and query exactly as received.
+
+    `raw_path` is the ASGI `raw_path` (bytes are read as latin-1, byte for byte), `query` the ASGI
+    `query_string` (no `?`; empty means none). No re-encoding, no reordering. With a path, a
+    trailing `/` of `base` is dropped (`http://a:1/` + `/telegram` is `http://a:1/telegram`);
+    with an empty path `base` is an exact target (a per-channel URL) kept as written, and a query
+    of its own is joined with `&`.
+    """
+    path = raw_path.decode("latin-1") if isinstance(raw_path, bytes) else raw_path
+    query_text = query.decode("latin-1") if isinstance(query, bytes) else query
+    url = base.rstrip("/") + path if path else base
+    if not query_text:
+        return url
+    return f"{url}{'&' if '?' in url else '?'}{query_text}"
 
 
 @functools.lru_cache(maxsize=4096)
 def _url(url: str) -> yarl.URL:
-    """The upstream URL exactly as built from the inbound request (no requoting)."""
+    """The upstream URL exactly as built from the inbound request (no requoting); ValueError
+    for a URL that is not ASCII http(s) with a host."""
     if not url.isascii() or any(ord(ch) < 0x21 or ord(ch) == 0x7F for ch in url):
         raise ValueError(f"not an encoded URL: {url!r}")
     parsed = yarl.URL(url, encoded=True)
@@ -51,40 +100,57 @@ def translate(exc: BaseException) -> UpstreamError:
     return UpstreamError(f"upstream failed ({text})")
 
 
-class AiohttpLeg:
-    """Pooled forwarding over aiohttp; the session is made on first use inside the running loop.
+class Leg:
+    """Pooled forwarding over aiohttp, one session per agent, made on first use in the loop.
 
-    Timeouts (seconds): `connect_timeout_s` to connect a socket, `timeout_s` between reads of the
-    reply and for a free pooled connection, and `connect_timeout_s + timeout_s` for the whole
-    exchange (an agent dripping its reply byte by byte cannot hold the webhook open).
-    `max_connections` bounds the pool.
+    Timeouts (seconds, `[upstream]`): `connect_timeout_s` to connect a socket, `timeout_s`
+    between reads of the reply and for a free pooled connection, and `connect_timeout_s +
+    timeout_s` for the whole exchange (an agent dripping its reply cannot hold the webhook).
+    `server.trusted_proxies` decides whose X-Forwarded-* are extended. `max_reply_bytes` caps a
+    buffered reply.
     """
 
-    def __init__(self, settings: UpstreamSettings, max_reply_bytes: int) -> None:
+    def __init__(self, upstream: UpstreamSettings, server: ServerSettings, max_reply_bytes: int = MAX_REPLY_BYTES) -> None:
         self.max_reply_bytes = max_reply_bytes
-        self._settings = settings
+        self._limit = upstream.max_connections
+        self._trusted = TrustedProxies.from_cidrs(server.trusted_proxies)
         self._timeout = aiohttp.ClientTimeout(
-            total=settings.connect_timeout_s + settings.timeout_s,
-            sock_connect=settings.connect_timeout_s, sock_read=settings.timeout_s, connect=settings.timeout_s,
+            total=upstream.connect_timeout_s + upstream.timeout_s,
+            sock_connect=upstream.connect_timeout_s, sock_read=upstream.timeout_s, connect=upstream.timeout_s,
         )
-        self._session: aiohttp.ClientSession | None = None
+        self._sessions: dict[str, aiohttp.ClientSession] = {}
 
-    def _client(self) -> aiohttp.ClientSession:
-        if self._session is None:
-            self._session = aiohttp.ClientSession(
-                connector=aiohttp.TCPConnector(limit=self._settings.max_connections or 0),
+    def _session(self, agent: str) -> aiohttp.ClientSession:
+        session = self._sessions.get(agent)
+        if session is None:
+            session = self._sessions[agent] = aiohttp.ClientSession(
+                connector=aiohttp.TCPConnector(limit=self._limit or 0),
                 skip_auto_headers=_NO_AUTO_HEADERS,
                 auto_decompress=False,
                 cookie_jar=aiohttp.DummyCookieJar(),
                 trust_env=False,
             )
-        return self._session
+        return session
 
-    async def forward(self, method: str, url: str, headers: RawHeaders, body: bytes) -> UpstreamReply:
-        """Send `body` to `url`; the reply buffered raw up to `max_reply_bytes`.
+    async def forward(self, inbound: Inbound, agent: Agent, channel: str, reason: str,
+                      part: BodyPart | None = None) -> Reply:
+        """Send the inbound request (or a batch `part`) to `agent`; its reply, buffered raw.
 
-        Raises UpstreamConnectError, UpstreamTimeout or UpstreamError.
+        Raises UpstreamConnectError, UpstreamTimeout or UpstreamError (module docstring).
         """
+        exact = agent.channel_urls.get(channel)
+        url = upstream_url(exact, b"", inbound.query) if exact else upstream_url(agent.url, inbound.raw_path, inbound.query)
+        headers = upstream_request_headers(
+            inbound.headers, client_ip=inbound.client_ip, scheme=inbound.scheme, host=inbound.host,
+            peer_trusted=inbound.client_ip in self._trusted, agent=agent.name, reason=reason,
+        )
+        body = inbound.body
+        if part is not None:
+            body = part.body
+            headers = [h for h in headers if h[0].lower() not in part.drop] + part.add
+        return await self._send(agent.name, inbound.method, url, headers, body)
+
+    async def _send(self, agent: str, method: str, url: str, headers: list[tuple[bytes, bytes]], body: bytes) -> Reply:
         try:
             target = _url(url)
         except ValueError as exc:
@@ -93,25 +159,20 @@ class AiohttpLeg:
         framing = [("Content-Length", str(len(body)))] if body or method in _BODY_METHODS else []
         wire = framing + [
             (spelling.setdefault(name.decode("latin-1").lower(), name.decode("latin-1")), value.decode("latin-1"))
-            for name, value in strip_hop_by_hop(headers)
-            if name.lower() not in (b"host", b"content-length")
+            for name, value in headers  # Host and Content-Length are never among them
         ]
         try:
-            async with self._client().request(method, target, headers=wire, data=body or None,
-                                              allow_redirects=False, timeout=self._timeout) as response:
-                chunks: list[bytes] = []
-                size = 0
-                async for chunk in response.content.iter_any():
-                    size += len(chunk)
-                    if size > self.max_reply_bytes:
-                        raise UpstreamError(f"reply too large: over {self.max_reply_bytes} bytes")
-                    chunks.append(chunk)
-                return UpstreamReply(response.status, relay_response_headers(list(response.raw_headers)),
-                                     b"".join(chunks))
+            async with self._session(agent).request(method, target, headers=wire, data=body or None,
+                                                    allow_redirects=False, timeout=self._timeout) as response:
+                data = await read_capped(response.content.iter_any(), self.max_reply_bytes)
+                return Reply(response.status, relay_response_headers(list(response.raw_headers)), data)
+        except BodyTooLarge as exc:
+            raise UpstreamError(f"reply too large: over {exc.limit} bytes") from exc
         except (aiohttp.ClientError, TimeoutError) as exc:
             raise translate(exc) from exc
 
     async def aclose(self) -> None:
-        """Close the pool."""
-        if self._session is not None:
-            await self._session.close()
+        """Close every pool."""
+        sessions, self._sessions = list(self._sessions.values()), {}
+        for session in sessions:
+            await session.close()

@@ -1,9 +1,9 @@
 """`stickyroute replay`: evaluate strategies on a labelled corpus, or what-if a recorded traffic file.
 
     stickyroute replay CORPUS.jsonl --agents AGENTS.toml [--config CONFIG] [--strategy NAME|all]
-        [--classifier oracle|noisy:P|heuristic|groq] [--seed N] [--gap-s 30]
+        [--classifier oracle|noisy:P|keywords|groq] [--seed N] [--gap-s 30]
         [--format table|json] [--sweep] [--plot FILE.png] [--limit N]
-    stickyroute replay RECORDING.jsonl --config NEW [--baseline OLD] [--classifier heuristic|groq]
+    stickyroute replay RECORDING.jsonl --config NEW [--baseline OLD] [--classifier keywords|groq]
 
 The file's first line decides the mode: a recording (`serve --record`) has a header or "body".
 Corpus rows: the two baselines, the four strategies with the seed settings, `recommended`
@@ -51,7 +51,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--baseline", help="recording: the OLD config (default: the one the recording names)")
     parser.add_argument("--strategy", default="all",
                         help="off | explicit_only | sticky_ttl | sticky_heuristic | recommended | all")
-    parser.add_argument("--classifier", default=None, help="oracle (corpus default) | noisy:P | heuristic | groq")
+    parser.add_argument("--classifier", default=None, help="oracle (corpus default) | noisy:P | keywords (alias heuristic) | groq")
     parser.add_argument("--seed", type=int, default=0, help="seed of the noisy judge")
     parser.add_argument("--gap-s", type=float, default=30.0, help="seconds between turns (default 30)")
     parser.add_argument("--format", choices=("table", "json"), default="table")
@@ -190,7 +190,7 @@ def _run_sweep(args: argparse.Namespace, conversations, agents, judge: str) -> i
 
 
 def _run_recording(args: argparse.Namespace) -> int:
-    from proxy.replay.recorded import compare, format_changes, heuristic_for, read_recording, route_recording
+    from proxy.replay.recorded import compare, format_changes, keyword_classifier_for, read_recording, route_recording
 
     with open(args.file, encoding="utf-8") as handle:
         named, records = read_recording(handle)
@@ -200,16 +200,16 @@ def _run_recording(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 2
     old, new = _load_config(old_path), _load_config(args.config)
-    spec = args.classifier or "heuristic"
-    if spec == "heuristic":
-        factory = heuristic_for
+    spec = args.classifier or "keywords"
+    if spec in ("keywords", "heuristic"):
+        factory = keyword_classifier_for
     elif spec == "groq":
         factory = _groq_for
     else:
-        print(f"replay: classifier {spec!r} needs gold labels; use heuristic or groq on recordings", file=sys.stderr)
+        print(f"replay: classifier {spec!r} needs gold labels; use keywords or groq on recordings", file=sys.stderr)
         return 2
     changes = asyncio.run(compare(records, old, new, factory))
-    total = len(asyncio.run(route_recording(records, old, heuristic_for(old))))
+    total = len(asyncio.run(route_recording(records, old, keyword_classifier_for(old))))
     print(format_changes(changes, total))
     return 0
 
@@ -218,10 +218,9 @@ def _groq_for(config):
     import os
 
     from proxy.classifier.factory import build_classifier
-    from proxy.routing.router import build_rules
+    from proxy.clock import monotonic
+    from proxy.routing.rules import global_scorer
 
-    channel = next(iter(config.channels.values()))
-    rules = build_rules(config, channel)
-    classifier, _line = build_classifier(replace(config.classifier, provider="groq"), rules.scorer.scores,
-                                         channel.routing.confidence_threshold, os.environ)
+    classifier, _line = build_classifier(replace(config.classifier, provider="groq"), global_scorer(config).scores,
+                                         config.routing.confidence_threshold, os.environ, clock=monotonic)
     return classifier

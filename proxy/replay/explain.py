@@ -19,8 +19,9 @@ import sys
 from proxy.config.model import Config
 from proxy.routing.engine import Decision, NeedsClassification, Purpose, decide
 from proxy.routing.envelope import Envelope, MessageKind
-from proxy.routing.route import Route
-from proxy.routing.router import build_rules
+from proxy.state.route import Route
+from proxy.channels import lists_agents
+from proxy.routing.rules import build_rules
 
 NOW = 1_700_000_000.0
 SENDER = "1"
@@ -30,7 +31,7 @@ def explain(config: Config, channel_name: str, text: str, current: str | None = 
             candidate: str | None = None, counter: int = 0, now: float = NOW) -> str:
     """The explanation as text (lines joined by newlines). Raises KeyError for an unknown channel."""
     channel = config.channels[channel_name]
-    rules = build_rules(config, channel)
+    rules = build_rules(config, channel, lists_agents=lists_agents(channel.type))
     settings = rules.settings
     route = None
     if current is not None:

@@ -1,10 +1,10 @@
 """What-if replay of a `serve --record` file: decisions under the old and a new config, and diffs.
 
-Each recorded POST goes through the server's decision path (channels.parse -> Router: resolver,
+Each recorded POST goes through the server's decision path (channel adapter -> Router: Layer 1,
 engine, store, classifier) on a fake clock at its recorded `time`, once under the OLD config
 (the recording's header line names it, or `--baseline`) and once under the NEW one; a
 redelivered update (same channel and delivery id) reuses its first decision, as dispatch does.
-The classifier is the keyword heuristic of each config (or any Classifier factory given).
+The classifier is the keyword classifier of each config (or any Classifier factory given).
 Output: per conversation, the messages whose agent or reason changed.
 """
 
@@ -16,12 +16,18 @@ from typing import Any, Callable, Iterable, Sequence
 
 from proxy import channels
 from proxy.classifier.base import Classifier
-from proxy.classifier.keywords import KeywordClassifier
 from proxy.config.model import Config
 from proxy.errors import UnparsedUpdate
+from proxy.replay.offline import keyword_classifier, offline_router
 from proxy.replay.recording import FORMAT, body_of
-from proxy.routing.route import ConversationKey
-from proxy.routing.router import Router
+from proxy.reply import Reply
+from proxy.routing.envelope import Envelope
+from proxy.state.base import DecisionMemo
+from proxy.state.memory import MemoryDeliveryLog
+from proxy.state.route import ConversationKey
+
+_ANSWERED = Reply(200)
+"""What the offline replay stores for a decided delivery (nothing is forwarded)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,14 +74,12 @@ def read_recording(lines: Iterable[str]) -> tuple[str | None, list[dict[str, Any
     return config_path, records
 
 
-def heuristic_for(config: Config) -> Classifier:
+def keyword_classifier_for(config: Config) -> Classifier:
     """The keyword classifier the server builds for `config` (global scorer and threshold)."""
-    from proxy.server.service import global_scorer
-
-    return KeywordClassifier(global_scorer(config).scores, config.routing.confidence_threshold)
+    return keyword_classifier(config)
 
 
-def _conversation(channel: str, envelope: Any) -> str:
+def _conversation(channel: str, envelope: Envelope) -> str:
     key = ConversationKey(channel, envelope.chat_id, envelope.thread_id, envelope.sender_id or "")
     thread = f" thread={key.thread_id}" if key.thread_id else ""
     return f"{channel} chat={key.chat_id} sender={key.sender_id}{thread}"
@@ -83,9 +87,12 @@ def _conversation(channel: str, envelope: Any) -> str:
 
 async def route_recording(records: Sequence[dict[str, Any]], config: Config,
                           classifier: Classifier | None = None) -> list[Routed]:
-    """Every routable item of `records` decided under `config` (recorded times, fake clock)."""
-    router = Router(config, classifier or heuristic_for(config))
-    seen: dict[tuple[str, str], tuple[str, str]] = {}
+    """Every routable item of `records` decided under `config` (recorded times, fake clock).
+
+    A delivery seen again (a platform retry) reuses its first decision through the same
+    `DeliveryLog` the server keeps (its claim carries the first decision as a memo)."""
+    router = offline_router(config, classifier or keyword_classifier_for(config))
+    deliveries = MemoryDeliveryLog()
     out: list[Routed] = []
     for index, record in enumerate(records):
         if record.get("method", "POST") != "POST":
@@ -94,26 +101,28 @@ async def route_recording(records: Sequence[dict[str, Any]], config: Config,
         if channel is None:
             continue
         now = float(record["time"])
+        adapter = channels.adapter(channel.type)
+        body = body_of(record)
         try:
-            envelopes = channels.parse(channel.type.value, body_of(record), channel.name)
+            envelopes = adapter.parse(body, [], channel.name)
         except UnparsedUpdate:
             out.append(Routed(index, now, f"{channel.name} (unparsed)", None, channel.default_agent, "unparsed"))
             continue
-        for envelope in envelopes:
-            key = (channel.name, envelope.delivery_id) if envelope.delivery_id else None
-            if key is not None and key in seen:
-                agent, reason = seen[key]
+        keys = [(channel.name, i) for i in adapter.delivery_ids(envelopes, body)]
+        for envelope, key in zip(envelopes, keys):
+            [claim] = await deliveries.claim([key], now)
+            if claim.memo is not None:
+                agent, reason = claim.memo.agent, claim.memo.reason
             else:
-                decision = await router.route(channel.name, envelope, now)
+                decision = await router.decide(channel.name, envelope, now)
                 agent, reason = decision.agent, decision.reason
-                if key is not None:
-                    seen[key] = (agent, reason)
+                await deliveries.complete([key], _ANSWERED, now, {key: DecisionMemo(agent, reason)})
             out.append(Routed(index, now, _conversation(channel.name, envelope), envelope.text, agent, reason))
     return out
 
 
 async def compare(records: Sequence[dict[str, Any]], old: Config, new: Config,
-                  classifier_for: Callable[[Config], Classifier] = heuristic_for) -> dict[str, list[Change]]:
+                  classifier_for: Callable[[Config], Classifier] = keyword_classifier_for) -> dict[str, list[Change]]:
     """Changes per conversation (insertion order), from routing under `old` and `new`."""
     before = await route_recording(records, old, classifier_for(old))
     after = await route_recording(records, new, classifier_for(new))

@@ -23,7 +23,7 @@ import threading
 from typing import Any
 
 from proxy.config.model import Config
-from proxy.forwarding.dispatch import Inbound
+from proxy.forwarding.inbound import Inbound
 
 FORMAT = "stickyroute"
 VERSION = 1

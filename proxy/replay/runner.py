@@ -2,7 +2,7 @@
 
 Each conversation is its own Telegram private chat: sender id = chat id = 1000 + its index,
 one TEXT envelope per user turn with delivery id = a running update id, routed with
-`await router.route("telegram", envelope, now)` on a FakeClock that advances `gap_s` seconds
+`await router.decide("telegram", envelope, now)` on a FakeClock that advances `gap_s` seconds
 (default 30) between turns and one hour between conversations. Judges read the current turn
 from the shared `TurnCursor`.
 """
@@ -18,7 +18,8 @@ from proxy.classifier.keywords import KeywordClassifier
 from proxy.clock import FakeClock
 from proxy.config.model import Agent, RoutingSettings
 from proxy.routing.envelope import Envelope, MessageKind
-from proxy.routing.router import Router
+from proxy.replay.offline import offline_router
+from proxy.routing.rules import keyword_scorer
 
 from proxy.replay.corpus import CHANNEL, DEFAULT_AGENT, Conversation, replay_config
 from proxy.replay.judges import CountingClassifier, NoisyJudge, OracleJudge, TurnCursor
@@ -39,15 +40,16 @@ class Played:
 
 def make_judge(spec: str, cursor: TurnCursor, router_agents: Sequence[str], seed: int,
                scorer: Callable[[str], dict[str, int]] | None = None, threshold: int = 6) -> Classifier:
-    """`oracle` | `noisy:P` | `heuristic` | `groq` -> a Classifier (groq needs GROQ_API_KEY)."""
+    """`oracle` | `noisy:P` | `keywords` (alias `heuristic`) | `groq` -> a Classifier (groq needs
+    GROQ_API_KEY)."""
     agents = tuple(a for a in router_agents if a != DEFAULT_AGENT)
     if spec == "oracle":
         return OracleJudge(cursor)
     if spec.startswith("noisy:"):
         return NoisyJudge(cursor, float(spec.split(":", 1)[1]), agents, seed)
-    if spec == "heuristic":
+    if is_keywords(spec):
         if scorer is None:
-            raise ValueError("the heuristic judge needs a keyword scorer")
+            raise ValueError("the keywords judge needs a keyword scorer")
         return KeywordClassifier(scorer, threshold)
     if spec == "groq":
         import os
@@ -55,10 +57,17 @@ def make_judge(spec: str, cursor: TurnCursor, router_agents: Sequence[str], seed
         from proxy.classifier.factory import build_classifier
         from proxy.config.model import ClassifierSettings
 
+        from proxy.clock import monotonic
+
         classifier, _line = build_classifier(ClassifierSettings(provider="groq"), scorer or (lambda _t: {}),
-                                             threshold, os.environ)
+                                             threshold, os.environ, clock=monotonic)
         return classifier
-    raise ValueError(f"unknown classifier {spec!r}: expected oracle, noisy:P, heuristic or groq")
+    raise ValueError(f"unknown classifier {spec!r}: expected oracle, noisy:P, keywords or groq")
+
+
+def is_keywords(spec: str) -> bool:
+    """The keyword classifier's judge names: `keywords` and its old name `heuristic`."""
+    return spec in ("keywords", "heuristic")
 
 
 def settings_dict(settings: RoutingSettings) -> dict[str, object]:
@@ -76,11 +85,10 @@ async def play(conversations: Sequence[Conversation], agents: Sequence[Agent], s
     """Route every turn of every conversation; (per-conversation results, summed counts)."""
     config = replay_config(agents, settings)
     cursor = TurnCursor()
-    scorer_router = Router(config, OracleJudge(cursor))  # only to borrow the channel's keyword scorer
-    scorer = scorer_router.rules(CHANNEL).scorer.scores
+    scorer = keyword_scorer(config, settings).scores
     inner = make_judge(judge, cursor, tuple(config.agents), seed, scorer, settings.confidence_threshold)
-    counting = CountingClassifier(inner, config.classifier.context_messages, estimate=judge != "heuristic")
-    router = Router(config, counting)
+    counting = CountingClassifier(inner, config.classifier.context_messages, estimate=not is_keywords(judge))
+    router = offline_router(config, counting)
     clock = FakeClock()
     played: list[Played] = []
     total = Tally()
@@ -95,7 +103,7 @@ async def play(conversations: Sequence[Conversation], agents: Sequence[Agent], s
             envelope = Envelope(CHANNEL, MessageKind.TEXT, delivery_id=str(update_id), sender_id=user,
                                 chat_id=user, text=turn.text)
             update_id += 1
-            decision = await router.route(CHANNEL, envelope, clock())
+            decision = await router.decide(CHANNEL, envelope, clock())
             routed.append(decision.agent)
             reasons.append(decision.reason)
             clock.advance(gap_s)

@@ -1,7 +1,7 @@
 """Layer 2: the auto-route strategies as a pure function of (envelope, route, rules, now).
 
 `decide()` returns a `Decision` (agent, reason, what to write) or a `NeedsClassification`; the
-caller awaits the classifier and hands the answer to `resolve()`, which returns the `Decision`.
+caller awaits the classifier and hands the answer to `conclude()`, which returns the `Decision`.
 No I/O, no clock: `now` is seconds on the caller's clock. The semantics are issue #3's contract
 and every branch names its reason (see README "Decision reasons").
 """
@@ -14,26 +14,12 @@ from dataclasses import dataclass, replace
 from typing import Mapping
 
 from proxy.classifier.base import Classification, Outcome
-from proxy.config.model import ChannelType, RoutingSettings, Strategy
+from proxy.config.model import RoutingSettings, Strategy
 from proxy.routing.envelope import Envelope, MessageKind
-from proxy.routing.explicit import AgentNames, ExplicitKind, parse_explicit
-from proxy.routing.keywords import KeywordScorer, top_agent
-from proxy.routing.route import Route
-
-
-@dataclass(frozen=True, slots=True)
-class ChannelRules:
-    """Everything the engine needs to know about one channel, built once from the config."""
-
-    channel: str
-    platform: ChannelType
-    default_agent: str
-    settings: RoutingSettings
-    names: AgentNames
-    scorer: KeywordScorer
-    agents: tuple[str, ...]
-    bot_username: str | None = None
-    acknowledgements: frozenset[str] = frozenset()
+from proxy.routing.explicit import ExplicitKind, parse_explicit
+from proxy.routing.keywords import top_agent
+from proxy.routing.rules import ChannelRules
+from proxy.state.route import Route
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,7 +114,7 @@ def decide(envelope: Envelope, route: Route | None, rules: ChannelRules, now: fl
     if explicit.kind is ExplicitKind.AUTO:
         return Decision(default, "auto_reset", forget=route is not None)
     if explicit.kind is ExplicitKind.LIST:
-        listing = rules.platform is ChannelType.TELEGRAM
+        listing = rules.lists_agents
         return Decision(current, "explicit" if listing else _stay_reason(route), store=touched, list_agents=listing)
     settings = rules.settings
     if settings.strategy is Strategy.OFF and route is None:
@@ -204,7 +190,7 @@ def _contested(scores: Mapping[str, int], current: str, top: int, settings: Rout
 _UNAVAILABLE = {Outcome.ERROR: "classifier_error", Outcome.BUDGET: "classifier_budget", Outcome.OPEN: "classifier_open"}
 
 
-def resolve(need: NeedsClassification, answer: Classification, rules: ChannelRules, now: float) -> Decision:
+def conclude(need: NeedsClassification, answer: Classification, rules: ChannelRules, now: float) -> Decision:
     """Turn the classifier's answer to `need` into a Decision (errors, none: stay)."""
     default = rules.default_agent
     chosen = answer.agent if answer.outcome is Outcome.AGENT and answer.agent in rules.agents else None

@@ -1,4 +1,4 @@
-"""Layer 1: bindings, thread routes and the channel default (pure, always wins over Layer 2).
+"""Layer 1 (`Layer1.match`): bindings, thread routes and the channel default (pure, always wins over Layer 2).
 
 Most specific wins (issue #2, "Layer 1 resolution"): user binding > thread route (forum topics
 only) > chat binding > channel default. Updates with no human sender skip the user binding and
@@ -23,8 +23,8 @@ class Resolution:
     is_default: bool
 
 
-class Resolver:
-    """Index of one channel's bindings and thread routes; `resolve(envelope) -> Resolution`."""
+class Layer1:
+    """Index of one channel's bindings and thread routes; `match(envelope) -> Resolution`."""
 
     def __init__(self, channel: Channel) -> None:
         self.default_agent = channel.default_agent
@@ -32,7 +32,7 @@ class Resolver:
         self._chats = {b.chat: b.agent for b in channel.bindings if b.chat is not None}
         self._threads = {(t.chat, t.thread): t.agent for t in channel.thread_routes}
 
-    def resolve(self, envelope: Envelope) -> Resolution:
+    def match(self, envelope: Envelope) -> Resolution:
         """Layer-1 agent for an envelope (ids already normalised to strings)."""
         if envelope.has_sender:
             for sender in envelope.sender_aliases or (envelope.sender_id,):

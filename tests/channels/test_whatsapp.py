@@ -305,7 +305,8 @@ def test_bad_body_raises_unparsed_update(raw, message):
 def test_registry_dispatches_by_channel_type(channel_type):
     raw = (PAYLOADS / "text.json").read_bytes()
     assert channels.parse(channel_type, raw, CH) == whatsapp.parse(raw, CH)
-    assert channels.PARSERS == {"telegram": channels.telegram.parse, "whatsapp": whatsapp.parse}
+    assert {t.value: type(a).__name__ for t, a in channels.ADAPTERS.items()} == {
+        "telegram": "TelegramAdapter", "whatsapp": "WhatsAppAdapter"}
 
 
 def test_registry_telegram():

@@ -8,6 +8,8 @@ import httpx
 import pytest
 import respx
 
+from proxy.clock import FakeClock
+
 from proxy.classifier.groq import GroqClassifier
 from proxy.config.model import ClassifierSettings
 
@@ -41,6 +43,6 @@ async def http_client() -> AsyncIterator[httpx.AsyncClient]:
 def make_groq(http_client: httpx.AsyncClient) -> Callable[..., GroqClassifier]:
     def make(settings: ClassifierSettings, **kwargs: object) -> GroqClassifier:
         return GroqClassifier(
-            settings, "test-key", http_client=http_client, **kwargs  # type: ignore[arg-type]
+            settings, "test-key", http_client=http_client, **{"clock": FakeClock(), **kwargs}  # type: ignore[arg-type]
         )
     return make

@@ -1,4 +1,4 @@
-"""build_classifier: provider auto | groq | heuristic, and the one startup log line."""
+"""build_classifier: provider auto | groq | keywords (alias heuristic), and the one startup log line."""
 
 from __future__ import annotations
 
@@ -13,8 +13,12 @@ from proxy.classifier.base import Outcome
 from proxy.classifier.factory import build_classifier
 from proxy.classifier.groq import GroqClassifier
 from proxy.classifier.keywords import KeywordClassifier
+from proxy.clock import FakeClock
 from proxy.config.model import ClassifierSettings
 from proxy.errors import ConfigError, ConfigProblem
+
+
+CLOCK = FakeClock()
 
 
 def score(text: str) -> dict[str, int]:
@@ -28,7 +32,7 @@ async def test_auto_with_the_key_is_groq_and_sends_the_key(
     route = groq_api.post(CHAT_URL).mock(return_value=reply)
 
     classifier, line = build_classifier(
-        ClassifierSettings(), score, 6, {"GROQ_API_KEY": "gsk_live"}, http_client
+        ClassifierSettings(), score, 6, {"GROQ_API_KEY": "gsk_live"}, http_client, clock=CLOCK
     )
     result = await classifier.classify(request())
 
@@ -39,11 +43,11 @@ async def test_auto_with_the_key_is_groq_and_sends_the_key(
 
 
 @pytest.mark.parametrize("env", [{}, {"GROQ_API_KEY": ""}, {"GROQ_API_KEY": "  "}, {"OTHER": "x"}])
-async def test_auto_without_the_key_is_the_heuristic(env: dict[str, str]) -> None:
-    classifier, line = build_classifier(ClassifierSettings(), score, 6, env)
+async def test_auto_without_the_key_is_the_keyword_classifier(env: dict[str, str]) -> None:
+    classifier, line = build_classifier(ClassifierSettings(), score, 6, env, clock=CLOCK)
 
     assert isinstance(classifier, KeywordClassifier)
-    assert line == "classifier: heuristic keyword gate (GROQ_API_KEY not set; no LLM calls)"
+    assert line == "classifier: keyword gate (GROQ_API_KEY not set; no LLM calls)"
     result = await classifier.classify(request("please refactor this function"))
     assert (result.outcome, result.agent) == (Outcome.AGENT, "coder")
 
@@ -51,27 +55,28 @@ async def test_auto_without_the_key_is_the_heuristic(env: dict[str, str]) -> Non
 def test_auto_reads_the_configured_key_variable(http_client: httpx.AsyncClient) -> None:
     settings = ClassifierSettings(api_key_env="MY_LLM_KEY")
 
-    groq_one, _ = build_classifier(settings, score, 6, {"MY_LLM_KEY": "k"}, http_client)
-    heuristic, line = build_classifier(settings, score, 6, {"GROQ_API_KEY": "k"}, http_client)
+    groq_one, _ = build_classifier(settings, score, 6, {"MY_LLM_KEY": "k"}, http_client, clock=CLOCK)
+    heuristic, line = build_classifier(settings, score, 6, {"GROQ_API_KEY": "k"}, http_client, clock=CLOCK)
 
     assert isinstance(groq_one, GroqClassifier)
     assert isinstance(heuristic, KeywordClassifier)
-    assert line == "classifier: heuristic keyword gate (MY_LLM_KEY not set; no LLM calls)"
+    assert line == "classifier: keyword gate (MY_LLM_KEY not set; no LLM calls)"
 
 
-def test_heuristic_provider_ignores_the_key() -> None:
+@pytest.mark.parametrize("provider", ["keywords", "heuristic"])
+def test_keywords_provider_and_its_old_name_ignore_the_key(provider: str) -> None:
     classifier, line = build_classifier(
-        ClassifierSettings(provider="heuristic"), score, 6, {"GROQ_API_KEY": "k"}
+        ClassifierSettings(provider=provider), score, 6, {"GROQ_API_KEY": "k"}, clock=CLOCK
     )
 
-    assert isinstance(classifier, KeywordClassifier)
-    assert line == "classifier: heuristic keyword gate (provider = heuristic; no LLM calls)"
+    assert (isinstance(classifier, KeywordClassifier), classifier.name) == (True, "keywords")
+    assert line == f"classifier: keyword gate (provider = {provider}; no LLM calls)"
 
 
 def test_groq_provider_without_the_key_is_a_config_error() -> None:
     with pytest.raises(ConfigError) as info:
         build_classifier(
-            ClassifierSettings(provider="groq"), score, 6, {}, config_path="proxy.toml"
+            ClassifierSettings(provider="groq"), score, 6, {}, config_path="proxy.toml", clock=CLOCK
         )
 
     assert info.value.problems == [ConfigProblem(
@@ -83,10 +88,10 @@ def test_groq_provider_without_the_key_is_a_config_error() -> None:
 
 def test_unknown_provider_is_a_config_error() -> None:
     with pytest.raises(ConfigError) as info:
-        build_classifier(ClassifierSettings(provider="openai"), score, 6, {"GROQ_API_KEY": "k"})
+        build_classifier(ClassifierSettings(provider="openai"), score, 6, {"GROQ_API_KEY": "k"}, clock=CLOCK)
 
     assert [(p.key, p.message) for p in info.value.problems] == [
-        ("classifier.provider", "expected one of auto, groq, heuristic, got 'openai'"),
+        ("classifier.provider", "expected one of auto, groq, keywords, heuristic, got 'openai'"),
     ]
 
 
@@ -99,7 +104,7 @@ async def test_groq_base_url_from_the_environment_mapping(
     env = {"GROQ_API_KEY": "k", "GROQ_BASE_URL": "http://127.0.0.1:8999"}
 
     settings = ClassifierSettings(provider="groq")
-    classifier, line = build_classifier(settings, score, 6, env, http_client)
+    classifier, line = build_classifier(settings, score, 6, env, http_client, clock=CLOCK)
     result = await classifier.classify(request())
 
     assert result.outcome is Outcome.NONE
@@ -119,7 +124,7 @@ async def test_base_url_setting_wins_over_the_environment(
     settings = ClassifierSettings(base_url="https://llm.example", model="m", timeout_s=1.5)
     env = {"GROQ_API_KEY": "k", "GROQ_BASE_URL": "http://127.0.0.1:8999"}
 
-    classifier, line = build_classifier(settings, score, 6, env, http_client)
+    classifier, line = build_classifier(settings, score, 6, env, http_client, clock=CLOCK)
     await classifier.classify(request())
 
     assert json.loads(route.calls.last.request.content)["model"] == "m"
@@ -131,7 +136,7 @@ async def test_groq_without_a_client_builds_its_own_and_closes_it(
 ) -> None:
     groq_api.post(CHAT_URL).mock(return_value=httpx.Response(200, json=completion("coder")))
 
-    classifier, _ = build_classifier(ClassifierSettings(), score, 6, {"GROQ_API_KEY": "k"})
+    classifier, _ = build_classifier(ClassifierSettings(), score, 6, {"GROQ_API_KEY": "k"}, clock=CLOCK)
     result = await classifier.classify(request())
     await classifier.aclose()  # type: ignore[attr-defined]
 

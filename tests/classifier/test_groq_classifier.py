@@ -20,6 +20,7 @@ from proxy.classifier.base import (
     Outcome,
     parse_answer,
 )
+from proxy.clock import FakeClock
 from proxy.classifier.groq import GroqClassifier, _translate
 from proxy.classifier.stats import says_none
 from proxy.config.model import ClassifierSettings
@@ -358,7 +359,7 @@ async def test_owned_http_client_is_used_and_closed(
     groq_api: respx.MockRouter, settings: ClassifierSettings
 ) -> None:
     route = groq_api.post(CHAT_URL).mock(return_value=httpx.Response(200, json=completion("coder")))
-    classifier = GroqClassifier(settings, "secret-key")
+    classifier = GroqClassifier(settings, "secret-key", clock=FakeClock())
 
     result = await classifier.classify(request())
     await classifier.aclose()

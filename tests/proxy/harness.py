@@ -118,6 +118,11 @@ class Proxy:
         merged = {"content-type": "application/json", **(headers or {})}
         return await self.client.post(path, content=body, headers=merged)
 
+    async def live_routes(self, channel: str) -> int:
+        """Live routes of `channel` in the service's state backend, at its clock's time."""
+        assert self.service.dispatcher is not None
+        return await self.service.conversations.count(channel, self.service.dispatcher.clock())
+
     async def get(self, path: str) -> httpx.Response:
         assert self.client is not None
         return await self.client.get(path)

@@ -49,7 +49,7 @@ async def play(tmp_path, strategy, answers, steps, groq, extra=""):
                     clock.advance(advance)
                     response = await proxy.post("/webhooks/telegram", telegram_text(n, text))
                     assert response.status_code == 200
-                stats = proxy.service.stats_snapshot()
+                stats = await proxy.service.stats_snapshot()
         received = {}
         for name, up in ups.items():
             for r in up.requests:
@@ -115,7 +115,7 @@ async def test_groq_failure_routes_first_message_to_default_without_caching(tmp_
                 first = await proxy.post("/webhooks/telegram", telegram_text(1, "please refactor this python function"))
                 clock.advance(5)
                 second = await proxy.post("/webhooks/telegram", telegram_text(2, "please refactor this python function"))
-                stats = proxy.service.stats_snapshot()
+                stats = await proxy.service.stats_snapshot()
         assert (first.status_code, second.status_code) == (200, 200)
         assert [r.header_values(b"x-stickyroute-reason") for r in ups["general"].requests] == [[b"classifier_error"]]
         assert [r.header_values(b"x-stickyroute-reason") for r in ups["coder"].requests] == [[b"classified"]]

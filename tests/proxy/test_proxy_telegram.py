@@ -101,7 +101,7 @@ async def test_secret_token_checked(tmp_path, header, status, forwarded):
         config = write_config(tmp_path, ups, telegram=settings)
         async with Proxy(config) as proxy:
             response = await proxy.post("/webhooks/telegram", telegram_text(1, "/agent billing"), header)
-            routes = len(proxy.service.router.store("telegram"))
+            routes = await proxy.live_routes("telegram")
         assert response.status_code == status
         assert len(ups["billing"].requests) == forwarded
         assert routes == forwarded  # a rejected request touches no route state
@@ -279,7 +279,7 @@ async def test_updates_without_sender_touch_no_route_and_call_no_classifier(tmp_
         async with httpx.AsyncClient() as groq_client:
             async with Proxy(config, env={"GROQ_API_KEY": "k"}, groq_http_client=groq_client) as proxy:
                 statuses = [(await proxy.post("/webhooks/telegram", body)).status_code for body in posts]
-                routes = len(proxy.service.router.store("telegram"))
+                routes = await proxy.live_routes("telegram")
         assert statuses == [200, 200]
         assert routes == 0
         assert len(groq.calls) == 0

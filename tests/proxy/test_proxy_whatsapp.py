@@ -7,6 +7,7 @@ import json
 import pytest
 
 from proxy.channels.whatsapp_split import sign
+from proxy.state.route import ConversationKey
 from tests.proxy.harness import Proxy, payload, sha, upstream_set, whatsapp_text, write_config
 
 SECRET = "test-app-secret"
@@ -142,7 +143,7 @@ async def test_explicit_switch_found_past_first_change(tmp_path):
             await proxy.post("/webhooks/whatsapp", body)
             followup = whatsapp_text([("15550000002", "wamid.T13b", "and another question here")])
             await proxy.post("/webhooks/whatsapp", followup)
-            routes = len(proxy.service.router.store("whatsapp"))
+            routes = await proxy.live_routes("whatsapp")
         assert routes == 1
         billing = [json.loads(r.body) for r in ups["billing"].requests]
         # the status of the same recipient went with its conversation's decision at that time
@@ -160,10 +161,11 @@ async def test_status_goes_to_recipient_route_and_touches_nothing(tmp_path):
         async with Proxy(config) as proxy:
             before = await proxy.post("/webhooks/whatsapp", status)
             await proxy.post("/webhooks/whatsapp", whatsapp_text([("15550000001", "wamid.S1", "/agent billing")]))
-            key, route = next(iter(proxy.service.router.store("whatsapp")._cache.items()))
+            key = ConversationKey("whatsapp", "15550000001", None, "15550000001")
+            route = await proxy.service.conversations.get(key, proxy.service.dispatcher.clock())
             again = status.replace(b"wamid.OUT1", b"wamid.OUT2")
             after = await proxy.post("/webhooks/whatsapp", again)
-            route_after = proxy.service.router.store("whatsapp").get(key, route.last_active)
+            route_after = await proxy.service.conversations.get(key, route.last_active)
         assert (before.status_code, after.status_code) == (200, 200)
         assert len(ups["general"].requests) == 1 and len(ups["billing"].requests) == 2
         assert ups["billing"].requests[1].header_values(b"x-stickyroute-reason") == [b"status"]

@@ -123,6 +123,6 @@ async def test_admin_listener_health_ready_stats_metrics(tmp_path):
         await service.aclose()
     assert (health.status_code, health.text) == (200, "ok")
     assert (not_ready.status_code, ready.status_code) == (503, 200)
-    assert stats.json()["classifier"]["provider"] == "heuristic"
+    assert stats.json()["classifier"]["provider"] == "keywords"
     assert stats.json()["routes"] == {"telegram": 0, "whatsapp": 0}
     assert metrics.status_code == 200 and "stickyroute_classifier" in metrics.text

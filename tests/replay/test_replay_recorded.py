@@ -9,11 +9,18 @@ from pathlib import Path
 
 from proxy import channels
 from proxy.config.model import Agent, Channel, ChannelType, Config, RoutingSettings, Strategy
-from proxy.forwarding.dispatch import Inbound
+from proxy.forwarding.inbound import Inbound
 from proxy.replay.recording import Recorder, body_of
 from proxy.replay import cli as replay_cli
-from proxy.replay.recorded import compare, format_changes, heuristic_for, is_recording, read_recording, route_recording
-from proxy.routing.router import Router
+from proxy.replay.offline import offline_router
+from proxy.replay.recorded import (
+    compare,
+    format_changes,
+    is_recording,
+    keyword_classifier_for,
+    read_recording,
+    route_recording,
+)
 
 DATA = Path(__file__).parent / "data"
 URL = "http://127.0.0.1:9/unused"
@@ -40,7 +47,7 @@ def inbound(body: bytes, headers: list[tuple[bytes, bytes]] | None = None) -> In
 
 async def live_run(cfg: Config, recorder: Recorder) -> list[tuple[str, str]]:
     """What the server decides: record, parse, route (a redelivery reuses its first decision)."""
-    router = Router(cfg, heuristic_for(cfg))
+    router = offline_router(cfg, keyword_classifier_for(cfg))
     first: dict[str, tuple[str, str]] = {}
     out = []
     for name, now in TRAFFIC:
@@ -48,7 +55,7 @@ async def live_run(cfg: Config, recorder: Recorder) -> list[tuple[str, str]]:
         recorder(inbound(body), now)
         (envelope,) = channels.parse("telegram", body, "telegram")
         if envelope.delivery_id not in first:
-            decision = await router.route("telegram", envelope, now)
+            decision = await router.decide("telegram", envelope, now)
             first[envelope.delivery_id] = (decision.agent, decision.reason)
         out.append(first[envelope.delivery_id])
     return out

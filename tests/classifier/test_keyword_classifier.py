@@ -60,7 +60,7 @@ async def test_keyword_classifier_scores_the_message_text_and_spends_no_tokens()
 
     assert score.seen == ["draft a blog post"]  # type: ignore[attr-defined]
     assert (result.prompt_tokens, result.completion_tokens, result.latency_s) == (0, 0, 0.0)
-    assert classifier.name == "heuristic"
+    assert classifier.name == "keywords"
 
 
 def test_choose_with_no_candidates_is_none() -> None:

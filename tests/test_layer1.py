@@ -7,7 +7,7 @@ import pytest
 
 from proxy.config.model import Binding, Channel, ChannelType, ThreadRoute
 from proxy.routing.envelope import Envelope, MessageKind
-from proxy.routing.layer1 import Resolution, Resolver
+from proxy.routing.layer1 import Resolution, Layer1
 
 GROUP = "-1001000000001"
 CHANNEL = Channel(
@@ -15,7 +15,7 @@ CHANNEL = Channel(
     bindings=(Binding("support", user="111"), Binding("billing", chat=GROUP), Binding("sales", user="15550000001")),
     thread_routes=(ThreadRoute(GROUP, "7", "ops-agent"),),
 )
-RESOLVER = Resolver(CHANNEL)
+LAYER1 = Layer1(CHANNEL)
 
 
 def env(kind: MessageKind = MessageKind.TEXT, sender: str | None = "333", chat: str | None = "333",
@@ -57,9 +57,9 @@ def env(kind: MessageKind = MessageKind.TEXT, sender: str | None = "333", chat: 
     ],
 )
 def test_resolve(envelope: Envelope, expected: Resolution) -> None:
-    assert RESOLVER.resolve(envelope) == expected
+    assert LAYER1.match(envelope) == expected
 
 
 def test_channel_without_bindings_is_always_default() -> None:
-    bare = Resolver(Channel(name="wa", type=ChannelType.WHATSAPP, paths=("/wa",), default_agent="general"))
-    assert bare.resolve(env(sender="111", chat=GROUP, thread="7")) == Resolution("general", "default", True)
+    bare = Layer1(Channel(name="wa", type=ChannelType.WHATSAPP, paths=("/wa",), default_agent="general"))
+    assert bare.match(env(sender="111", chat=GROUP, thread="7")) == Resolution("general", "default", True)

@@ -1,0 +1,1 @@
+"""The admin listener: health, readiness, stats and metrics (admin/app.py)."""

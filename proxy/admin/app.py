@@ -1,0 +1,46 @@
+"""The admin listener (127.0.0.1 by default): health, readiness, stats JSON, Prometheus metrics.
+
+    /healthz   200 "ok" while the process runs
+    /readyz    200 "ready" once the service started, else 503
+    /stats     JSON (`Service.stats_snapshot`)
+    /metrics   Prometheus text exposition
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Awaitable, Callable, Mapping
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.routing import Route
+
+__all__ = ["create_admin_app"]
+
+Stats = Callable[[], Awaitable[Mapping[str, object]]]
+
+
+def create_admin_app(stats: Stats, ready: Callable[[], bool], metrics: Callable[[], tuple[bytes, str]]) -> Starlette:
+    """The admin app: `stats()` gives the /stats JSON, `ready()` readiness, `metrics()` the
+    Prometheus body and its content type."""
+
+    async def healthz(_request: Request) -> Response:
+        return PlainTextResponse("ok")
+
+    async def readyz(_request: Request) -> Response:
+        if ready():
+            return PlainTextResponse("ready")
+        return PlainTextResponse("not ready", status_code=503)
+
+    async def stats_view(_request: Request) -> Response:
+        return JSONResponse(json.loads(json.dumps(await stats(), default=str)))
+
+    async def metrics_view(_request: Request) -> Response:
+        body, content_type = metrics()
+        return Response(body, media_type=content_type)
+
+    return Starlette(routes=[
+        Route("/healthz", healthz), Route("/readyz", readyz),
+        Route("/stats", stats_view), Route("/metrics", metrics_view),
+    ])

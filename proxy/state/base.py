@@ -1,0 +1,163 @@
+"""The state interface: everything that outlives one request, behind two async protocols.
+
+    ConversationState   routes of conversations (agent, explicit pin, divergence candidate and
+                        counter), the recent texts the classifier may see, one decision at a time
+                        per conversation (acquire -> decide -> commit)
+    DeliveryLog         which platform deliveries were answered (claim -> complete | fail), the
+                        stored answers, the first decision of each delivery, in-flight waiting
+
+Every method takes `now` (seconds, the caller's clock); no backend reads a clock of its own for
+expiry. Backends (`memory`, later `redis`) pass one contract suite (tests/state/).
+
+Delivery states, as `claim` tells them:
+
+    FIRST      nobody holds it: forward, then `complete` (a 2xx) or `fail` (anything else), both
+               with the decision made; the claim carries that first decision (`memo`) when an
+               earlier attempt failed
+    IN_FLIGHT  another attempt is running: `settle` waits for its end
+    DONE       answered with a 2xx: `reply` is the stored answer, `memo` its decision
+    FAILED     (from `settle` only) the attempt waited for ended without a 2xx: `reply` is its
+               answer; the next platform retry gets FIRST
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from typing import Mapping, Protocol, Sequence
+
+from proxy.config.model import Config
+from proxy.reply import Reply
+from proxy.state.route import ConversationKey, Route
+
+DeliveryKey = tuple[str, str]
+"""(channel name, delivery id): Telegram `update_id`, WhatsApp wamid, status id + status..."""
+
+
+@dataclass(frozen=True, slots=True)
+class ConversationLimits:
+    """Per-channel bounds of conversation state: inactivity TTL (seconds) and how many routes."""
+
+    ttl_s: float
+    max_conversations: int
+
+
+def limits_for(config: Config) -> dict[str, ConversationLimits]:
+    """Each channel's limits from its routing settings (`auto_route_ttl_minutes`,
+    `max_conversations`)."""
+    return {name: ConversationLimits(ch.routing.ttl_s, ch.routing.max_conversations)
+            for name, ch in config.channels.items()}
+
+
+@dataclass(frozen=True, slots=True)
+class Lease:
+    """One conversation held for one decision: its live route and recent texts at `acquire` time.
+
+    `token` identifies the holder to the backend (a late holder whose lease was taken over
+    cannot overwrite a newer state: fencing). Commit or release every lease exactly once.
+    """
+
+    key: ConversationKey
+    route: Route | None
+    recent: tuple[str, ...] = ()
+    token: int = 0
+
+
+class ConversationState(Protocol):
+    """Routes per conversation key, one decision at a time per conversation."""
+
+    async def acquire(self, key: ConversationKey, now: float) -> Lease:
+        """Wait until no other decision of `key` runs, then hold it; the lease has the live route."""
+        ...
+
+    async def commit(self, lease: Lease, now: float, *, store: Route | None = None, forget: bool = False,
+                     text: str | None = None) -> None:
+        """Apply a decision and release: write `store` (expires `ttl_s` after its `last_active`),
+        or drop the route when `forget`; remember `text` among the recent texts (when the backend
+        keeps any). Neither: the route stays as it is."""
+        ...
+
+    async def release(self, lease: Lease) -> None:
+        """Release without writing (the decision failed)."""
+        ...
+
+    async def get(self, key: ConversationKey, now: float) -> Route | None:
+        """The live route of `key` at `now` (no lock, no refresh), or None."""
+        ...
+
+    async def put(self, key: ConversationKey, route: Route, now: float) -> None:
+        """Write a route outside a decision (admin pins, tests)."""
+        ...
+
+    async def delete(self, key: ConversationKey, now: float) -> None:
+        """Drop a route outside a decision (no error when absent)."""
+        ...
+
+    async def count(self, channel: str, now: float) -> int:
+        """Live routes of `channel` at `now`."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release the backend's resources."""
+        ...
+
+
+class ClaimState(enum.Enum):
+    """What the caller of `DeliveryLog.claim` / `settle` must do (see the module docstring)."""
+
+    FIRST = "first"
+    IN_FLIGHT = "in_flight"
+    DONE = "done"
+    FAILED = "failed"
+
+
+@dataclass(frozen=True, slots=True)
+class DecisionMemo:
+    """The first decision of a delivery: later attempts go to the same agent with this reason."""
+
+    agent: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """The answer of `claim` / `settle` for one delivery key."""
+
+    state: ClaimState
+    reply: Reply | None = None
+    memo: DecisionMemo | None = None
+
+
+class DeliveryLog(Protocol):
+    """Platform deliveries: claims, stored answers (`ttl_s` after completion), first decisions."""
+
+    async def claim(self, keys: Sequence[DeliveryKey], now: float) -> list[Claim]:
+        """Claim each of the distinct `keys` (one claim per key, in order)."""
+        ...
+
+    async def settle(self, key: DeliveryKey, now: float, timeout_s: float) -> Claim:
+        """Wait (at most `timeout_s` seconds) for the attempt in flight on `key` to end: DONE or
+        FAILED with its answer, FIRST when it ended without one and this caller now holds the
+        key, IN_FLIGHT when the wait timed out. A key not in flight is claimed as by `claim`."""
+        ...
+
+    async def complete(self, keys: Sequence[DeliveryKey], reply: Reply, now: float,
+                       memos: Mapping[DeliveryKey, DecisionMemo] | None = None) -> None:
+        """The held keys got a 2xx: store `reply` (and each key's first decision from `memos`)
+        for their redeliveries and hand it to waiters."""
+        ...
+
+    async def fail(self, keys: Sequence[DeliveryKey], reply: Reply | None, now: float,
+                   memos: Mapping[DeliveryKey, DecisionMemo] | None = None) -> None:
+        """The held keys got no 2xx: release them (the next retry forwards again, to the agent of
+        its memo); waiters get `reply` as FAILED, or, with None (the attempt died without an
+        answer), claim again."""
+        ...
+
+    async def size(self, now: float) -> int:
+        """Stored answers at `now`."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release the backend's resources."""
+        ...

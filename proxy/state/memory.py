@@ -1,0 +1,219 @@
+"""The embedded state backend: one process, bounded cachetools caches, asyncio waiting.
+
+Routes live in one `cachetools.TLRUCache` per channel (at most `max_conversations`, least
+recently used dropped first, each route expiring `ttl_s` after its `last_active`); recent texts in
+a `TTLCache` per channel; stored answers in one `TTLCache` bounded by their total size in bytes
+(`max_reply_bytes`, least recently used dropped); first decisions in a `TTLCache` bounded by count.
+
+Time: the caches' timer reads `_NOW`, a `ContextVar` that every method sets to its `now` argument
+right before touching a cache. A context variable belongs to the calling task, so a decision
+awaiting the classifier can never see a time set by another conversation's task.
+
+One decision per conversation at a time: an `asyncio.Lock` per held key (made on first use,
+dropped when its last user leaves). Not thread-safe: one event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+from typing import Mapping, Sequence
+
+from cachetools import TLRUCache, TTLCache
+
+from proxy.reply import Reply
+from proxy.state.base import (
+    Claim,
+    ClaimState,
+    ConversationLimits,
+    DecisionMemo,
+    DeliveryKey,
+    Lease,
+)
+from proxy.state.route import ConversationKey, Route
+
+_NOW: contextvars.ContextVar[float] = contextvars.ContextVar("stickyroute_state_now", default=0.0)
+
+DELIVERY_TTL_S = 24 * 3600.0
+"""How long an answered delivery is remembered (Telegram retries an update for about a day)."""
+MAX_REPLY_BYTES = 64 * 1024 * 1024
+"""Default bound of the stored answers' total size in memory (bytes)."""
+MAX_MEMOS = 100_000
+"""Default bound of remembered first decisions (count)."""
+
+
+def _timer() -> float:
+    return _NOW.get()
+
+
+class MemoryConversationState:
+    """`ConversationState` in this process (see the module docstring).
+
+    `limits` gives each channel's TTL and bound; `recent_messages` how many texts per
+    conversation the classifier may see as context (0 keeps none). KeyError for a channel
+    without limits.
+    """
+
+    def __init__(self, limits: Mapping[str, ConversationLimits], recent_messages: int = 0) -> None:
+        self._recent_messages = recent_messages
+        self._routes: dict[str, TLRUCache[ConversationKey, Route]] = {}
+        self._recent: dict[str, TTLCache[ConversationKey, tuple[str, ...]]] = {}
+        for channel, limit in limits.items():
+            ttl_s = limit.ttl_s
+            self._routes[channel] = TLRUCache(
+                maxsize=max(1, limit.max_conversations),
+                ttu=lambda _key, route, _now, ttl_s=ttl_s: route.last_active + ttl_s,
+                timer=_timer,
+            )
+            if recent_messages > 0:
+                self._recent[channel] = TTLCache(maxsize=max(1, limit.max_conversations), ttl=ttl_s, timer=_timer)
+        self._locks: dict[ConversationKey, tuple[asyncio.Lock, int]] = {}
+        self._tokens = 0
+
+    async def acquire(self, key: ConversationKey, now: float) -> Lease:
+        lock, users = self._locks.get(key, (None, 0))
+        if lock is None:
+            lock = asyncio.Lock()
+        self._locks[key] = (lock, users + 1)
+        try:
+            await lock.acquire()
+        except BaseException:
+            self._leave(key)
+            raise
+        _NOW.set(now)
+        recent = self._recent.get(key.channel)
+        self._tokens += 1
+        return Lease(key, self._routes[key.channel].get(key), recent.get(key, ()) if recent is not None else (),
+                     self._tokens)
+
+    async def commit(self, lease: Lease, now: float, *, store: Route | None = None, forget: bool = False,
+                     text: str | None = None) -> None:
+        key = lease.key
+        _NOW.set(now)
+        try:
+            routes = self._routes[key.channel]
+            if forget:
+                routes.pop(key, None)
+            elif store is not None:
+                routes[key] = store
+            recent = self._recent.get(key.channel)
+            if recent is not None and text:
+                recent[key] = (*recent.get(key, ()), text)[-self._recent_messages:]
+        finally:
+            await self.release(lease)
+
+    async def release(self, lease: Lease) -> None:
+        lock, _users = self._locks[lease.key]
+        lock.release()
+        self._leave(lease.key)
+
+    def _leave(self, key: ConversationKey) -> None:
+        lock, users = self._locks[key]
+        if users <= 1:
+            del self._locks[key]
+        else:
+            self._locks[key] = (lock, users - 1)
+
+    async def get(self, key: ConversationKey, now: float) -> Route | None:
+        _NOW.set(now)
+        return self._routes[key.channel].get(key)
+
+    async def put(self, key: ConversationKey, route: Route, now: float) -> None:
+        _NOW.set(now)
+        self._routes[key.channel][key] = route
+
+    async def delete(self, key: ConversationKey, now: float) -> None:
+        _NOW.set(now)
+        self._routes[key.channel].pop(key, None)
+
+    async def count(self, channel: str, now: float) -> int:
+        _NOW.set(now)
+        routes = self._routes[channel]
+        routes.expire()
+        return len(routes)
+
+    async def aclose(self) -> None:
+        return None
+
+
+class MemoryDeliveryLog:
+    """`DeliveryLog` in this process (see the module docstring).
+
+    `ttl_s` is how long answers and first decisions are kept (seconds); `max_reply_bytes` bounds
+    the stored answers' total size (an answer larger than the whole bound is handed to waiters
+    but not stored: its redelivery is forwarded again); `max_memos` bounds the first decisions.
+    """
+
+    def __init__(self, ttl_s: float = DELIVERY_TTL_S, max_reply_bytes: int = MAX_REPLY_BYTES,
+                 max_memos: int = MAX_MEMOS) -> None:
+        self._done: TTLCache[DeliveryKey, Reply] = TTLCache(
+            maxsize=max_reply_bytes, ttl=ttl_s, timer=_timer, getsizeof=Reply.size)
+        self._memos: TTLCache[DeliveryKey, DecisionMemo] = TTLCache(maxsize=max_memos, ttl=ttl_s, timer=_timer)
+        self._in_flight: dict[DeliveryKey, asyncio.Future[Claim | None] | None] = {}
+
+    async def claim(self, keys: Sequence[DeliveryKey], now: float) -> list[Claim]:
+        _NOW.set(now)
+        return [self._claim(key) for key in keys]
+
+    def _claim(self, key: DeliveryKey) -> Claim:
+        stored = self._done.get(key)
+        if stored is not None:
+            return Claim(ClaimState.DONE, stored, self._memos.get(key))
+        if key in self._in_flight:
+            return Claim(ClaimState.IN_FLIGHT)
+        self._in_flight[key] = None  # the waiters' future is made only when someone waits
+        return Claim(ClaimState.FIRST, memo=self._memos.get(key))
+
+    async def settle(self, key: DeliveryKey, now: float, timeout_s: float) -> Claim:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout_s
+        while True:
+            _NOW.set(now)
+            if key not in self._in_flight:
+                return self._claim(key)
+            pending = self._in_flight[key]
+            if pending is None:
+                pending = self._in_flight[key] = loop.create_future()
+            try:
+                async with asyncio.timeout_at(deadline):
+                    ended = await asyncio.shield(pending)
+            except TimeoutError:
+                return Claim(ClaimState.IN_FLIGHT)
+            if ended is not None:
+                return ended
+            # the attempt died without an answer: claim again (one waiter wins, the others wait)
+
+    async def complete(self, keys: Sequence[DeliveryKey], reply: Reply, now: float,
+                       memos: Mapping[DeliveryKey, DecisionMemo] | None = None) -> None:
+        _NOW.set(now)
+        self._remember(memos)
+        for key in keys:
+            try:
+                self._done[key] = reply
+            except ValueError:  # cachetools: larger than the whole size bound
+                pass
+            self._end(key, Claim(ClaimState.DONE, reply, self._memos.get(key)))
+
+    async def fail(self, keys: Sequence[DeliveryKey], reply: Reply | None, now: float,
+                   memos: Mapping[DeliveryKey, DecisionMemo] | None = None) -> None:
+        _NOW.set(now)
+        self._remember(memos)
+        for key in keys:
+            self._end(key, Claim(ClaimState.FAILED, reply) if reply is not None else None)
+
+    def _remember(self, memos: Mapping[DeliveryKey, DecisionMemo] | None) -> None:
+        for key, memo in (memos or {}).items():
+            self._memos.setdefault(key, memo)  # the first decision wins
+
+    def _end(self, key: DeliveryKey, outcome: Claim | None) -> None:
+        pending = self._in_flight.pop(key, None)
+        if pending is not None and not pending.done():
+            pending.set_result(outcome)
+
+    async def size(self, now: float) -> int:
+        _NOW.set(now)
+        self._done.expire()
+        return len(self._done)
+
+    async def aclose(self) -> None:
+        return None

@@ -1,0 +1,165 @@
+"""The forwarding leg when things go wrong: every aiohttp error translated in one place (the whole
+public exception tree), refused / slow / oversized replies, pools released after aborted
+requests (T34), one pool per agent."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import ssl
+from types import SimpleNamespace
+
+import aiohttp
+import pytest
+
+from proxy.config.model import UpstreamSettings
+from proxy.errors import UpstreamConnectError, UpstreamError, UpstreamTimeout
+from proxy.forwarding.leg import Leg, translate
+from proxy.reply import Reply
+from tests.forwarding.leg_helpers import HANG_GUARD_S, SERVER, TELEGRAM_UPDATE, _closed_port, agent, forward, inbound
+from tests.upstreams import RecordingUpstream
+
+# --- the exception tree ------------------------------------------------------------------------------
+
+CONNECT, TIMEOUT, OTHER = UpstreamConnectError, UpstreamTimeout, UpstreamError
+EXPECTED: dict[str, type[UpstreamError]] = {
+    "ClientConnectorError": CONNECT, "ClientConnectorDNSError": CONNECT, "ClientConnectorSSLError": CONNECT,
+    "ClientConnectorCertificateError": CONNECT, "ClientProxyConnectionError": CONNECT, "ClientSSLError": CONNECT,
+    "ConnectionTimeoutError": CONNECT,
+    "ServerTimeoutError": TIMEOUT, "SocketTimeoutError": TIMEOUT,
+    "ClientError": OTHER, "ClientConnectionError": OTHER, "ClientConnectionResetError": OTHER, "ClientOSError": OTHER,
+    "ClientPayloadError": OTHER, "ClientResponseError": OTHER, "ClientHttpProxyError": OTHER, "ContentTypeError": OTHER,
+    "TooManyRedirects": OTHER, "WSServerHandshakeError": OTHER, "InvalidURL": OTHER, "InvalidUrlClientError": OTHER,
+    "InvalidUrlRedirectClientError": OTHER, "NonHttpUrlClientError": OTHER, "NonHttpUrlRedirectClientError": OTHER,
+    "RedirectClientError": OTHER, "ServerConnectionError": OTHER, "ServerDisconnectedError": OTHER,
+    "ServerFingerprintMismatch": OTHER, "UploadAbortedError": OTHER,
+}
+"""Every public aiohttp client error and where it lands: cannot connect 502, too slow 504, else 502."""
+
+
+def _public_client_errors() -> dict[str, type[BaseException]]:
+    return {name: value for name in aiohttp.__all__ if inspect.isclass(value := getattr(aiohttp, name))
+            and issubclass(value, (aiohttp.ClientError, TimeoutError))}
+
+
+def _instance(cls: type[BaseException]) -> BaseException:
+    """An instance built the way aiohttp builds it."""
+    key = SimpleNamespace(host="up", port=1, ssl=False, is_ssl=False)
+    if issubclass(cls, aiohttp.ClientConnectorCertificateError):
+        return cls(key, ssl.SSLCertVerificationError("bad cert"))
+    if issubclass(cls, aiohttp.ClientConnectorDNSError):
+        return cls(key, OSError(-2, "Name or service not known"))
+    if issubclass(cls, aiohttp.ClientConnectorError):
+        return cls(key, OSError(111, "refused"))
+    if issubclass(cls, aiohttp.ServerFingerprintMismatch):
+        return cls(b"expected", b"got", "up", 1)
+    if issubclass(cls, aiohttp.ClientResponseError):
+        return cls(SimpleNamespace(real_url="http://up"), (), status=400)
+    if issubclass(cls, aiohttp.InvalidURL):
+        return cls("http://[up")
+    return cls("failed")
+
+
+def test_the_mapping_covers_exactly_aiohttps_public_client_errors() -> None:
+    assert set(_public_client_errors()) == set(EXPECTED)
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_every_aiohttp_client_error_is_translated(name: str) -> None:
+    exc = _instance(getattr(aiohttp, name))
+    assert type(translate(exc)) is EXPECTED[name]
+
+
+@pytest.mark.parametrize(("raised", "expected"), [(TimeoutError(), TIMEOUT), (asyncio.TimeoutError(), TIMEOUT)])
+def test_asyncio_deadlines_are_timeouts(raised: BaseException, expected: type[UpstreamError]) -> None:
+    assert type(translate(raised)) is expected
+
+
+# --- on the wire -------------------------------------------------------------------------------------
+
+
+async def test_connection_refused_is_upstream_connect_error(leg: Leg) -> None:
+    with pytest.raises(UpstreamConnectError) as caught:
+        await forward(leg, f"http://127.0.0.1:{_closed_port()}")
+    assert (caught.value.status_code, type(caught.value.__cause__)) == (502, aiohttp.ClientConnectorError)
+
+
+async def test_read_timeout_is_upstream_timeout(upstream: RecordingUpstream) -> None:
+    leg = Leg(UpstreamSettings(connect_timeout_s=5.0, timeout_s=0.2, max_connections=4), SERVER)
+    try:
+        upstream.respond(hang=True)
+        with pytest.raises(UpstreamTimeout) as caught:
+            await forward(leg, upstream)
+        await upstream.until_requests(1)
+    finally:
+        await leg.aclose()
+    assert (caught.value.status_code, type(caught.value.__cause__)) == (504, aiohttp.SocketTimeoutError)
+
+
+@pytest.mark.parametrize("url", ["http://up-billing:8002/p\x00", "http://[::1/x", "http://up-billing:8002/\u2603"])
+async def test_unusable_url_is_an_upstream_error(leg: Leg, url: str) -> None:
+    with pytest.raises(UpstreamError, match="invalid upstream URL") as caught:
+        await leg.forward(inbound(path=b""), agent(url), "telegram", "binding")
+    assert type(caught.value) is UpstreamError
+
+
+async def test_reply_over_the_cap_is_an_upstream_error_and_frees_the_connection(upstream: RecordingUpstream) -> None:
+    leg = Leg(UpstreamSettings(connect_timeout_s=5.0, timeout_s=2.0, max_connections=1), SERVER, max_reply_bytes=1024)
+    try:
+        upstream.respond(body=b"x" * 4096)
+        with pytest.raises(UpstreamError, match="reply too large") as caught:
+            await forward(leg, upstream)
+        upstream.respond(body=b"y" * 1024)
+        after = await forward(leg, upstream)  # a leaked connection would block the pool of one
+    finally:
+        await leg.aclose()
+    assert (type(caught.value), caught.value.status_code, after.body) == (UpstreamError, 502, b"y" * 1024)
+
+
+# --- pools -------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("stall_mid_body", [False, True], ids=["before-headers", "mid-body"])
+async def test_t34_cancelled_forwards_and_timeouts_release_the_pool(upstream: RecordingUpstream, stall_mid_body: bool) -> None:
+    leg = Leg(UpstreamSettings(connect_timeout_s=5.0, timeout_s=0.5, max_connections=4), SERVER)
+    try:
+        upstream.respond(delay_s=0.5, stall_mid_body=stall_mid_body)
+        tasks = [asyncio.ensure_future(forward(leg, upstream)) for _ in range(20)]
+        await upstream.until_requests(4)
+        for task in tasks:
+            task.cancel()
+        results = await asyncio.gather(*tasks, return_exceptions=True)
+        assert all(isinstance(r, asyncio.CancelledError) or (isinstance(r, Reply) and r.status == 200) for r in results)
+        assert any(isinstance(r, asyncio.CancelledError) for r in results)
+        before = len(upstream.requests)
+
+        upstream.respond(hang=True, stall_mid_body=stall_mid_body)
+        for _ in range(5):
+            with pytest.raises(UpstreamTimeout) as caught:
+                await forward(leg, upstream)
+            assert type(caught.value.__cause__) is aiohttp.SocketTimeoutError  # reached the upstream, not a pool wait
+        await upstream.until_requests(before + 5)
+
+        upstream.respond()
+        reply = await forward(leg, upstream)
+        assert (reply.status, reply.body) == (200, b'{"ok":true}')
+        assert await upstream.until_open_connections_at_most(4) <= 4
+    finally:
+        await leg.aclose()
+
+
+async def test_a_hanging_agent_does_not_starve_another_agents_pool() -> None:
+    leg = Leg(UpstreamSettings(connect_timeout_s=2.0, timeout_s=5.0, max_connections=2), SERVER)
+    with RecordingUpstream() as slow, RecordingUpstream() as fast:
+        slow.respond(hang=True)
+        try:
+            hung = [asyncio.ensure_future(forward(leg, slow, name="slow")) for _ in range(2)]
+            await slow.until_requests(2)
+            reply = await asyncio.wait_for(forward(leg, fast, name="fast"), HANG_GUARD_S)
+            for task in hung:
+                task.cancel()
+            await asyncio.gather(*hung, return_exceptions=True)
+        finally:
+            slow.release()
+            await leg.aclose()
+    assert (reply.status, len(fast.requests), fast.requests[0].body) == (200, 1, TELEGRAM_UPDATE)

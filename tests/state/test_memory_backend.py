@@ -1,0 +1,67 @@
+"""The memory backend's own bounds (not part of the contract: Redis bounds memory by expiry):
+routes per channel (LRU at `max_conversations`), stored answers by total size in bytes."""
+
+from __future__ import annotations
+
+from proxy.reply import Reply
+from proxy.state.base import ClaimState, ConversationLimits
+from proxy.state.memory import MemoryConversationState, MemoryDeliveryLog
+from proxy.state.route import ConversationKey, Route
+
+T0 = 1_700_000_000.0
+TTL = 1800.0
+
+
+def key(n: int) -> ConversationKey:
+    return ConversationKey("telegram", str(n), None, str(n))
+
+
+def route(at: float = T0) -> Route:
+    return Route("coder", chosen_at=at, last_active=at)
+
+
+def state(max_conversations: int) -> MemoryConversationState:
+    return MemoryConversationState({"telegram": ConversationLimits(TTL, max_conversations)})
+
+
+async def test_least_recently_used_route_is_evicted_at_max_conversations() -> None:
+    routes = state(2)
+    for n in (1, 2, 3):
+        await routes.put(key(n), route(), T0)
+    assert [await routes.get(key(n), T0) is not None for n in (1, 2, 3)] == [False, True, True]
+
+
+async def test_a_read_makes_a_route_recently_used() -> None:
+    routes = state(2)
+    await routes.put(key(1), route(), T0)
+    await routes.put(key(2), route(), T0)
+    await routes.get(key(1), T0)
+    await routes.put(key(3), route(), T0)
+    assert [await routes.get(key(n), T0) is not None for n in (1, 2, 3)] == [True, False, True]
+
+
+async def test_expired_routes_are_dropped_before_a_live_one_is_evicted() -> None:
+    routes = state(2)
+    await routes.put(key(1), route(T0), T0)
+    await routes.put(key(2), route(T0 - TTL), T0 - TTL)
+    await routes.get(key(2), T0 - TTL)  # the expired one is the most recently used
+    await routes.put(key(3), route(T0), T0)
+    assert [await routes.get(key(n), T0) is not None for n in (1, 2, 3)] == [True, False, True]
+
+
+async def test_stored_answers_are_bounded_by_size_least_recently_used_first() -> None:
+    reply = Reply(200, [], b"x" * 1000)
+    log = MemoryDeliveryLog(max_reply_bytes=3 * reply.size())
+    for n in range(4):
+        await log.claim([("telegram", str(n))], T0)
+        await log.complete([("telegram", str(n))], reply, T0)
+    states = [(await log.claim([("telegram", str(n))], T0 + 1))[0].state for n in range(4)]
+    assert (states, await log.size(T0 + 1)) == ([ClaimState.FIRST] + [ClaimState.DONE] * 3, 3)
+
+
+async def test_an_answer_larger_than_the_bound_reaches_waiters_but_is_not_stored() -> None:
+    log = MemoryDeliveryLog(max_reply_bytes=1000)
+    big = Reply(200, [], b"x" * 5000)
+    await log.claim([("telegram", "1")], T0)
+    await log.complete([("telegram", "1")], big, T0)
+    assert ((await log.claim([("telegram", "1")], T0 + 1))[0].state, await log.size(T0 + 1)) == (ClaimState.FIRST, 0)
