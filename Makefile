@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 CONFIG ?= config/proxy.toml
 
-.PHONY: install run test bench eval check clean
+.PHONY: install run test lint bench eval check clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -18,8 +18,12 @@ install: $(STAMP)
 run: install
 	$(VENV)/bin/stickyroute serve --config $(CONFIG) --demo-agents
 
-test: install
+test: install lint
 	$(PY) -m pytest
+
+lint: install
+	$(VENV)/bin/ruff check proxy tests bench
+	$(VENV)/bin/mypy
 
 check: install
 	$(VENV)/bin/stickyroute check $(CONFIG)

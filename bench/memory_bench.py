@@ -1,9 +1,9 @@
-"""Route-store memory benchmark (issue #3, "Cache"): bytes per tracked conversation in RouteStore.
+"""Route memory benchmark (issue #3, "Cache"): bytes per tracked conversation in the memory state backend.
 Target: under 1 KB (1024 bytes) per conversation.
 
     .venv/bin/python bench/memory_bench.py          # prints the table, writes docs/bench/memory.md
 
-Fills one channel's RouteStore with N = 100,000 routes (max_conversations = N, TTL 30 min)
+Fills one channel of `MemoryConversationState` with N = 100,000 routes (max_conversations = N, TTL 30 min)
 under realistic Telegram keys: group chats `-100<10 digits>` (about 20 members each, a tenth of
 them forum topics with a thread id) and private chats (chat id = sender id), senders
 `<10 digits>`, ids as fresh `str` objects the way the channel parser makes them. Memory is
@@ -31,8 +31,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+import asyncio  # noqa: E402
+
+from proxy.state.base import ConversationLimits  # noqa: E402
+from proxy.state.memory import MemoryConversationState  # noqa: E402
 from proxy.state.route import ConversationKey, Route  # noqa: E402
-from proxy.state.route_cache import RouteStore  # noqa: E402
 
 N = 100_000
 TARGET_BYTES = 1024
@@ -90,31 +93,40 @@ def measure(n: int = N) -> dict[str, float]:
     try:
         keys, key_bytes = _traced(lambda: make_keys(n))
         routes, route_bytes = _traced(lambda: make_routes(n))
-        store = RouteStore(TTL_S, n)
+        store = MemoryConversationState({"telegram": ConversationLimits(TTL_S, n)})
         now = 1_767_225_600.0 + 600
 
+        async def put_all(pairs, at):
+            for k, r in pairs:
+                await store.put(k, r, at)
+
+        pairs = list(zip(keys, routes, strict=True))
+
         def fill():
-            for k, r in zip(keys, routes):
-                store.put(k, r, now)
+            asyncio.run(put_all(pairs, now))
 
         _, store_bytes = _traced(fill)
-        assert len(store) == n, len(store)
+        assert asyncio.run(store.count("telegram", now)) == n
         # lists holding keys/routes are bench scaffolding, not store memory
         scaffold = sys.getsizeof(keys) + sys.getsizeof(routes)
         key_bytes -= sys.getsizeof(keys)
         route_bytes -= sys.getsizeof(routes)
-        del routes
+        routes.clear()
+        pairs.clear()
         gc.collect()
         before_rewrite = tracemalloc.get_traced_memory()[0]
         later = now + 60
 
-        def rewrite():
+        async def touch_all():
             for k in keys:
-                route = store.get(k, later)
-                store.put(k, route.touched(later), later)
+                route = await store.get(k, later)
+                await store.put(k, route.touched(later), later)
+
+        def rewrite():
+            asyncio.run(touch_all())
 
         _, rewrite_bytes = _traced(rewrite)
-        assert len(store) == n
+        assert asyncio.run(store.count("telegram", later)) == n
         after = tracemalloc.get_traced_memory()[0]
     finally:
         tracemalloc.stop()
@@ -143,7 +155,7 @@ def render(m: dict[str, float]) -> str:
     lines = [
         "# Route store memory benchmark",
         "",
-        f"Bytes per tracked conversation in `RouteStore` (cachetools `TLRUCache`), tracemalloc, "
+        f"Bytes per tracked conversation in `MemoryConversationState` (cachetools `TLRUCache`), tracemalloc, "
         f"{int(m['n']):,} routes, realistic Telegram keys. Target: < {TARGET_BYTES} B (issue #3).",
         f"Python {platform.python_version()}, {platform.machine()}; command: `.venv/bin/python bench/memory_bench.py`.",
         "",

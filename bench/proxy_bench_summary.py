@@ -79,7 +79,7 @@ def main(argv: list[str]) -> int:
               "Anchor: naive Starlette + raw aiohttp pass-through (`starlette-aiohttp`) beside stickyroute "
               "(varying body), same run"]
     md = ["# stickyroute in ../shared/proxy-bench (beside nginx, same run)", ""]
-    for title, run in zip(titles, runs):
+    for title, run in zip(titles, runs, strict=False):
         md += [f"## {title}", "", f"Run `{run.name}`: {env_line(run)}", ""] + table(load(run)) + [""]
     md += NOTES.splitlines()
     OUT.parent.mkdir(parents=True, exist_ok=True)

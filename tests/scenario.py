@@ -25,10 +25,11 @@ Shapes:
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Callable, Mapping, Sequence, Union
 
+from proxy import channels
 from proxy.classifier.base import Candidate, Classification, ClassificationRequest, Outcome, parse_answer
 from proxy.clock import FakeClock
 from proxy.config.model import (
@@ -42,11 +43,10 @@ from proxy.config.model import (
     Strategy,
     ThreadRoute,
 )
-from proxy import channels
 from proxy.routing.engine import Decision, NeedsClassification, conclude, decide
 from proxy.routing.envelope import Envelope, MessageKind
-from proxy.routing.rules import ChannelRules, build_all_rules
 from proxy.routing.router import Router
+from proxy.routing.rules import ChannelRules, build_all_rules
 from proxy.state.base import limits_for
 from proxy.state.memory import MemoryConversationState
 from proxy.state.route import ConversationKey, Route
@@ -153,7 +153,7 @@ def key(*, sender: str = USER, chat: str | None = None, thread: str | None = Non
 
 # --- classifier -----------------------------------------------------------------------------
 
-Answer = Union[str, None, Outcome, Classification]
+Answer = str | None | Outcome | Classification
 
 
 @dataclass(frozen=True, slots=True)
@@ -213,8 +213,8 @@ def _classification(answer: Answer, request: ClassificationRequest) -> Classific
 
 # --- scenario -------------------------------------------------------------------------------
 
-Item = Union[str, Envelope]
-Step = Union[Item, tuple[float, Item]]
+Item = str | Envelope
+Step = Item | tuple[float, Item]
 
 
 class _Base:

@@ -337,8 +337,8 @@ EVERYTHING_WRONG_PROBLEMS = [
     'agents.coder.aliases: "support" is already the name of agent support',
     'channels.telegram.default_agent: no agent named "nobody"',
     "channels.telegram.app_secret: not a telegram setting (WhatsApp only)",
-    f'channels.telegram.overrides.auto_route: expected one of off, explicit_only, sticky_ttl, '
-    f'sticky_heuristic; got "sometimes"',
+    'channels.telegram.overrides.auto_route: expected one of off, explicit_only, sticky_ttl, '
+    'sticky_heuristic; got "sometimes"',
     'channels.telegram.bindings[0].agent: no agent named "ghost"',
 ]
 

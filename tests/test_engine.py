@@ -9,9 +9,17 @@ route left in the store as (agent, explicit, candidate, counter) or None.
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import pytest
+
+from proxy.classifier.base import Classification, Outcome
+from proxy.config.model import ChannelType, Strategy
+from proxy.routing.engine import NeedsClassification, Purpose, decide, is_acknowledgement, is_short
+from proxy.routing.envelope import Envelope, MessageKind
+from proxy.routing.rules import build_rules
+from proxy.state.route import Route
 from tests.scenario import (
     AGENTS,
     MIN,
@@ -29,13 +37,6 @@ from tests.scenario import (
     photo,
     status,
 )
-
-from proxy.classifier.base import Classification, Outcome
-from proxy.config.model import ChannelType, Strategy
-from proxy.routing.engine import NeedsClassification, Purpose, decide, is_acknowledgement, is_short
-from proxy.routing.envelope import Envelope, MessageKind
-from proxy.state.route import Route
-from proxy.routing.rules import build_rules
 
 OFF, ONLY, TTL, HEUR = Strategy.OFF, Strategy.EXPLICIT_ONLY, Strategy.STICKY_TTL, Strategy.STICKY_HEURISTIC
 AUTO_STRATEGIES = [pytest.param(s, id=s.value) for s in (ONLY, TTL, HEUR)]

@@ -5,9 +5,9 @@ dash prefixes, unknown and ambiguous names, two agents named."""
 from __future__ import annotations
 
 import pytest
-from tests.scenario import AGENTS
 
 from proxy.routing.explicit import AgentNames, ExplicitKind, ExplicitSwitch, parse_explicit
+from tests.scenario import AGENTS
 
 NAMES = AgentNames((a.name, a.aliases) for a in AGENTS.values())
 BOT = "stickybot"

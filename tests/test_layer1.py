@@ -7,7 +7,7 @@ import pytest
 
 from proxy.config.model import Binding, Channel, ChannelType, ThreadRoute
 from proxy.routing.envelope import Envelope, MessageKind
-from proxy.routing.layer1 import Resolution, Layer1
+from proxy.routing.layer1 import Layer1, Resolution
 
 GROUP = "-1001000000001"
 CHANNEL = Channel(

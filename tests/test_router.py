@@ -170,10 +170,10 @@ async def test_whatsapp_status_goes_to_the_recipients_route_and_agent_alone_is_f
 
 # --- Layer 1 first ----------------------------------------------------------------------------
 
-LAYER1 = dict(
-    bindings=(Binding("support", user=USER), Binding("billing", chat=OTHER_GROUP)),
-    thread_routes=(ThreadRoute(GROUP, "7", "ops-agent"),),
-)
+LAYER1 = {
+    "bindings": (Binding("support", user=USER), Binding("billing", chat=OTHER_GROUP)),
+    "thread_routes": (ThreadRoute(GROUP, "7", "ops-agent"),),
+}
 
 
 @pytest.mark.parametrize("strategy", [OFF, ONLY, TTL, HEUR], ids=lambda s: s.value)

@@ -9,7 +9,7 @@
 from __future__ import annotations
 
 import json
-from typing import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 
 from starlette.applications import Starlette
 from starlette.requests import Request

@@ -8,8 +8,8 @@ asks the adapter; it never branches on the platform.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Mapping
 
 from proxy.channels.base import BodyPart, ChannelAdapter, ItemPath, Request, SplitError
 from proxy.channels.telegram import TelegramAdapter

@@ -15,8 +15,9 @@ when the body cannot be split (the dispatcher forwards it whole to the default a
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Mapping, Protocol, Sequence
+from typing import Protocol
 
 from proxy.config.model import Agent, Channel, ChannelType
 from proxy.errors import StickyrouteError

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-from typing import Iterable, Mapping, Union
+from collections.abc import Iterable, Mapping
 
-HeadersLike = Union[Iterable[tuple[bytes, bytes]], Mapping[str, str]]
+HeadersLike = Iterable[tuple[bytes, bytes]] | Mapping[str, str]
 
 TELEGRAM_SECRET_HEADER = "x-telegram-bot-api-secret-token"
 META_SIGNATURE_HEADER = "x-hub-signature-256"

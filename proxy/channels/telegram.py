@@ -55,7 +55,8 @@ Bot API "Message.is_topic_message"). A callback query takes it from its `message
 from __future__ import annotations
 
 import json
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from proxy.channels.base import BodyPart, ItemPath, Request, SplitError, ids_or_positions
 from proxy.channels.security import check_telegram_secret
@@ -87,9 +88,9 @@ def parse(body: bytes, channel: str) -> tuple[Envelope, ...]:
     update = _load(body)
     delivery_id = str(update["update_id"])
     field, value = _update_field(update)
-    base = {"channel": channel, "delivery_id": delivery_id}
+    base = (channel, delivery_id)
     if not isinstance(value, dict):
-        return (Envelope(kind=MessageKind.NO_SENDER, **base),)
+        return (Envelope(channel, MessageKind.NO_SENDER, delivery_id=delivery_id),)
     if field in _USER_MESSAGES or field in _EDITS or field in _CHANNEL_POSTS:
         return (_message(value, field, base),)
     if field == "callback_query":
@@ -134,7 +135,7 @@ def _update_field(update: dict[str, Any]) -> tuple[str | None, object]:
     return None, None
 
 
-def _message(message: dict[str, Any], field: str, base: dict[str, str]) -> Envelope:
+def _message(message: dict[str, Any], field: str, base: tuple[str, str]) -> Envelope:
     """A Message-bearing update (message, edits, channel posts, business, guest)."""
     text = _text(message)
     if field in _CHANNEL_POSTS or message.get("is_automatic_forward") is True:
@@ -149,7 +150,7 @@ def _message(message: dict[str, Any], field: str, base: dict[str, str]) -> Envel
 
 
 def _envelope(
-    base: dict[str, str],
+    base: tuple[str, str],
     kind: MessageKind,
     sender: str | None,
     chat: str | None,
@@ -161,9 +162,10 @@ def _envelope(
         kind = MessageKind.NO_SENDER
     if kind is MessageKind.NON_TEXT:
         text = None
+    channel, delivery_id = base
     return Envelope(
-        kind=kind, sender_id=sender, chat_id=chat, thread_id=thread, text=text,
-        sender_aliases=(sender,) if sender is not None else (), **base,
+        channel=channel, kind=kind, delivery_id=delivery_id, sender_id=sender, chat_id=chat, thread_id=thread,
+        text=text, sender_aliases=(sender,) if sender is not None else (),
     )
 
 

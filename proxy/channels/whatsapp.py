@@ -8,7 +8,7 @@ Source: Meta "WhatsApp Cloud API webhooks", Graph webhooks "Validating payloads"
 
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from urllib.parse import parse_qsl
 
 from proxy.channels.base import BodyPart, ItemPath, Request, SplitError, ids_or_positions

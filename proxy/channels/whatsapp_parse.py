@@ -46,10 +46,11 @@ Raises `UnparsedUpdate` when the body is not JSON, or not an object with `object
 from __future__ import annotations
 
 import json
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
-from proxy.routing.envelope import Envelope, MessageKind, normalise_id
 from proxy.errors import UnparsedUpdate
+from proxy.routing.envelope import Envelope, MessageKind, normalise_id
 
 OBJECT = "whatsapp_business_account"
 ITEM_LISTS = ("messages", "statuses")

@@ -29,17 +29,18 @@ from __future__ import annotations
 
 import copy
 import json
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
-from proxy.channels.whatsapp_parse import ITEM_LISTS, envelopes, items, load, sender_aliases
 from proxy.channels.security import meta_signature as sign  # re-exported: the batch parts are re-signed with it
+from proxy.channels.whatsapp_parse import ITEM_LISTS, envelopes, items, load, sender_aliases
 
 __all__ = ["sign", "split_body"]
 
 ItemPath = tuple[int | str, ...]
 
 
-def split_body(body: bytes, parts: Mapping[str, Sequence[tuple]]) -> dict[str, bytes]:
+def split_body(body: bytes, parts: Mapping[str, Sequence[ItemPath]]) -> dict[str, bytes]:
     """Original body + item paths per agent -> one serialised body per agent (same keys).
 
     Accepted paths are exactly the `item_path`s `whatsapp.parse` gives for this body.
@@ -75,7 +76,7 @@ def _part(doc: dict[str, Any], selected: set[ItemPath]) -> dict[str, Any]:
                 changes.append(copy.deepcopy(change))
                 continue
             value = _value(change)
-            kept = {key: [] for key in ITEM_LISTS if key in value}
+            kept: dict[str, list[Any]] = {key: [] for key in ITEM_LISTS if key in value}
             for key, i, item in items(value):
                 if (e, c, key, i) in selected:
                     kept[key].append(item)

@@ -8,8 +8,9 @@ whose `outcome` says what happened; errors, timeouts and `none` all mean "stay".
 from __future__ import annotations
 
 import enum
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol, Sequence
+from typing import Protocol
 
 
 @dataclass(frozen=True, slots=True)

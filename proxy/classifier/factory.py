@@ -11,7 +11,7 @@ The groq SDK is imported only when a Groq classifier is built.
 
 from __future__ import annotations
 
-from typing import Callable, Mapping
+from collections.abc import Callable, Mapping
 
 import httpx
 
@@ -38,7 +38,8 @@ def build_classifier(
 ) -> tuple[Classifier, str]:
     """(classifier, startup log line) for `settings.provider`.
 
-    `score`/`threshold` feed the keyword classifier; `clock` (seconds, monotonic) times Groq calls; `env` is the process environment (read
+    `score`/`threshold` feed the keyword classifier; `clock` (seconds, monotonic) times Groq
+    calls; `env` is the process environment (read
     for `settings.api_key_env` and GROQ_BASE_URL); `http_client` is handed to Groq (None: the
     classifier builds and owns one). Raises ConfigError naming `classifier.provider` for an
     unknown provider or `groq` without the key. The result is not guarded: wrap it in

@@ -18,8 +18,8 @@ import asyncio
 import enum
 import json
 import logging
+from collections.abc import Callable
 from dataclasses import replace
-from typing import Callable
 
 from proxy.classifier.base import Classification, ClassificationRequest, Classifier, Outcome
 from proxy.classifier.stats import ClassifierStats
@@ -34,7 +34,7 @@ class TokenBucket:
     `now` is seconds on any monotonic scale; a clock going backwards refills nothing.
     """
 
-    __slots__ = ("_rate_per_s", "_capacity", "_tokens", "_updated")
+    __slots__ = ("_capacity", "_rate_per_s", "_tokens", "_updated")
 
     def __init__(self, rate_per_minute: float, capacity: float, now: float) -> None:
         self._rate_per_s = rate_per_minute / 60.0
@@ -72,7 +72,7 @@ class CircuitBreaker:
     trial is in flight other calls are refused. `failures <= 0` disables the breaker.
     """
 
-    __slots__ = ("_threshold", "_cooldown_s", "_consecutive", "_opened_at", "_trial")
+    __slots__ = ("_consecutive", "_cooldown_s", "_opened_at", "_threshold", "_trial")
 
     def __init__(self, failures: int, cooldown_s: float) -> None:
         self._threshold = failures

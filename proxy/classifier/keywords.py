@@ -1,13 +1,14 @@
 """The keyword gate as a classifier: offline, zero tokens, the default when no API key is set.
 
-Rule (issue 4, `provider = "keywords"`, also accepted as `"heuristic"`): among `request.candidates`, the unique top keyword
+Rule (issue 4, `provider = "keywords"`, also accepted as `"heuristic"`): among
+`request.candidates`, the unique top keyword
 scorer whose score is at or above `threshold` (keyword points, e.g. 6 = one strong keyword) is
 the answer; a tie at the top, a top score below the threshold (or 0) or no candidates give none.
 """
 
 from __future__ import annotations
 
-from typing import Callable, Mapping
+from collections.abc import Callable, Mapping
 
 from proxy.classifier.base import Classification, ClassificationRequest, Outcome
 

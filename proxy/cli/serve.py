@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import logging
 import os
@@ -29,7 +30,7 @@ def configure_logging() -> None:
     logging.logThreads = False
     logging.logProcesses = False
     logging.logMultiprocessing = False
-    logging._srcfile = None  # type: ignore[attr-defined]  # skip findCaller (documented knob)
+    logging._srcfile = None  # skip findCaller (documented knob)
 
 
 def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
@@ -59,7 +60,8 @@ def run_serve(args: argparse.Namespace) -> int:
     if busy:
         for host, port in busy:
             print(f"stickyroute serve: cannot listen on {host}:{port}: address already in use "
-                  f"(another stickyroute? use --port / --admin-port, or change server.port / admin.port)", file=sys.stderr)
+                  "(another stickyroute? use --port / --admin-port, or change server.port / admin.port)",
+                  file=sys.stderr)
         return 2
     recorder = None
     if args.record:
@@ -68,10 +70,8 @@ def run_serve(args: argparse.Namespace) -> int:
         recorder = Recorder(args.record, config)
     from proxy.server.run import serve
 
-    try:
+    with contextlib.suppress(KeyboardInterrupt):
         _run(serve(config, args.host, args.port, recorder=recorder, demo=args.demo_agents))
-    except KeyboardInterrupt:
-        pass
     return 0
 
 

@@ -7,9 +7,9 @@ alias that is another agent's name or alias is an error.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from pathlib import Path
 from types import MappingProxyType
-from typing import Collection
 
 from proxy.config._reader import Table, quote
 from proxy.config.model import Agent

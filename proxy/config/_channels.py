@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from typing import Collection
+from collections.abc import Collection
 
 from proxy.config._agents import check_name
 from proxy.config._reader import Table, Unresolved, describe, quote

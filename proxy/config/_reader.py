@@ -15,7 +15,8 @@ import datetime
 import difflib
 import json
 import re
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 from urllib.parse import urlsplit
 
 import tomlkit
@@ -151,7 +152,7 @@ class Table:
         if not value.strip() and not allow_empty:
             self.error(key, "must not be empty")
             return None
-        return value
+        return str(value)
 
     def choice(self, key: str, choices: Iterable[str], default: str | None = None) -> str | None:
         """A string that must be one of `choices` (listed in the message)."""
@@ -177,7 +178,7 @@ class Table:
         if value < minimum:
             self.error(key, f"must be >= {minimum}, got {value}")
             return None
-        return value
+        return int(value)
 
     def number(self, key: str, default: float | None = None, *,
                positive: bool = False) -> float | None:

@@ -54,15 +54,15 @@ def read_server(table: Table | None, config_dir: Path) -> ServerSettings:
     port = table.integer("port", minimum=1, maximum=_PORT_MAX)
     max_body_bytes = table.integer("max_body_bytes", minimum=1)
     proxies = table.indexed_strings("trusted_proxies")
-    networks = None
+    networks: tuple[str, ...] | None = None
     if proxies is not None:
-        networks = []
+        valid = []
         for i, text in proxies:
             try:
-                networks.append(str(ipaddress.ip_network(text.strip(), strict=False)))
+                valid.append(str(ipaddress.ip_network(text.strip(), strict=False)))
             except ValueError:
                 table.error(f"trusted_proxies[{i}]", f"not an IP network (CIDR): {quote(text)}")
-        networks = tuple(networks)
+        networks = tuple(valid)
     values = _present(
         host=host,
         port=port,

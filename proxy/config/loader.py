@@ -20,9 +20,10 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Mapping
+from typing import Any
 
 from proxy.config._agents import read_agents
 from proxy.config._channels import read_channels

@@ -7,9 +7,9 @@ of `repr` so a logged config never shows them.
 from __future__ import annotations
 
 import enum
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Mapping
 
 MIB = 1024 * 1024
 

@@ -19,9 +19,9 @@ A keyword must contain a letter or digit: the keyword gate (`proxy.routing.keywo
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable
 
 from proxy.config._reader import Problems, Table, quote, read_toml
 from proxy.errors import ConfigError

@@ -12,7 +12,7 @@ is 404. No Request/Response objects on the webhook path: the scope already has w
 from __future__ import annotations
 
 import contextlib
-from typing import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 
 from starlette.applications import Starlette
 from starlette.requests import Request

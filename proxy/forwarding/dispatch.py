@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 from proxy.channels import ADAPTERS, BodyPart, ChannelAdapter, Request, SplitError
 from proxy.config.model import Channel, Config
@@ -83,11 +83,11 @@ class Dispatcher:
         """Claim the envelopes' deliveries, forward the ones this request holds, answer."""
         keys = [(channel.name, i) for i in adapter.delivery_ids(envelopes, inbound.body)]
         distinct = list(dict.fromkeys(keys))
-        claims = dict(zip(distinct, await self.deliveries.claim(distinct, now)))
+        claims = dict(zip(distinct, await self.deliveries.claim(distinct, now), strict=True))
         waiting = [k for k, c in claims.items() if c.state is ClaimState.IN_FLIGHT]
         if waiting:
             settled = await asyncio.gather(*(self.deliveries.settle(k, now, self.settle_s) for k in waiting))
-            claims.update(zip(waiting, settled))
+            claims.update(zip(waiting, settled, strict=True))
         owned = [k for k, c in claims.items() if c.state is ClaimState.FIRST]
         earlier = [_answer_of(c) for c in claims.values() if c.state is not ClaimState.FIRST]
         if not owned:
@@ -99,7 +99,7 @@ class Dispatcher:
         items: list[_Item] = []
         outcomes: dict[DeliveryKey, Reply] = {}
         try:
-            for envelope, key in zip(envelopes, keys):
+            for envelope, key in zip(envelopes, keys, strict=True):
                 if key in mine:
                     items.append((envelope, await self._decide(channel, envelope, claims[key], now), key))
             reply = await self._send(adapter, channel, inbound, items, len(envelopes), outcomes)
@@ -137,7 +137,8 @@ class Dispatcher:
         parts: dict[str, BodyPart] | None = None
         if len(groups) > 1 or len(items) < total:
             try:
-                parts = adapter.split(channel, inbound.body, {a: [e.item_path for e, _d, _k in g] for a, g in groups.items()})
+                paths = {a: [e.item_path for e, _d, _k in g] for a, g in groups.items()}
+                parts = adapter.split(channel, inbound.body, paths)
                 log.info("mixed batch on %s split into %d part(s)", channel.name, len(groups))
             except SplitError as exc:  # cannot rebuild it: the documented fallback
                 log.warning("batch on %s cannot be split (%s); forwarded whole to the default %s",
@@ -148,14 +149,16 @@ class Dispatcher:
                           parts[agent] if parts is not None else None)
             for agent, group in groups.items()
         ))
-        for group, reply in zip(groups.values(), replies):
+        for group, reply in zip(groups.values(), replies, strict=True):
             for _envelope, _decision, key in group:
                 outcomes[key] = reply
         return replies[0]
 
-    async def _forward(self, channel: Channel, inbound: Inbound, decision: Decision, part: BodyPart | None = None) -> Reply:
+    async def _forward(self, channel: Channel, inbound: Inbound, decision: Decision,
+                       part: BodyPart | None = None) -> Reply:
+        agent = self.config.agents[decision.agent]
         try:
-            return await self.leg.forward(inbound, self.config.agents[decision.agent], channel.name, decision.reason, part)
+            return await self.leg.forward(inbound, agent, channel.name, decision.reason, part)
         except UpstreamError as exc:
             log.warning("upstream %s failed for %s: %s", decision.agent, channel.name, exc)
             what = "timed out" if exc.status_code == 504 else "failed"

@@ -11,8 +11,8 @@ de-facto `X-Forwarded-For/Proto/Host` (extended behind a trusted proxy, replaced
 from __future__ import annotations
 
 import ipaddress
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable, Union
 
 RawHeaders = list[tuple[bytes, bytes]]
 
@@ -122,7 +122,7 @@ def relay_response_headers(headers: RawHeaders) -> RawHeaders:
     return [(name, value) for name, value in strip_hop_by_hop(headers) if name.lower() != b"content-length"]
 
 
-_Network = Union[ipaddress.IPv4Network, ipaddress.IPv6Network]
+_Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 
 @dataclass(frozen=True, slots=True)

@@ -110,7 +110,8 @@ class Leg:
     buffered reply.
     """
 
-    def __init__(self, upstream: UpstreamSettings, server: ServerSettings, max_reply_bytes: int = MAX_REPLY_BYTES) -> None:
+    def __init__(self, upstream: UpstreamSettings, server: ServerSettings,
+                 max_reply_bytes: int = MAX_REPLY_BYTES) -> None:
         self.max_reply_bytes = max_reply_bytes
         self._limit = upstream.max_connections
         self._trusted = TrustedProxies.from_cidrs(server.trusted_proxies)
@@ -139,7 +140,10 @@ class Leg:
         Raises UpstreamConnectError, UpstreamTimeout or UpstreamError (module docstring).
         """
         exact = agent.channel_urls.get(channel)
-        url = upstream_url(exact, b"", inbound.query) if exact else upstream_url(agent.url, inbound.raw_path, inbound.query)
+        if exact:
+            url = upstream_url(exact, b"", inbound.query)
+        else:
+            url = upstream_url(agent.url, inbound.raw_path, inbound.query)
         headers = upstream_request_headers(
             inbound.headers, client_ip=inbound.client_ip, scheme=inbound.scheme, host=inbound.host,
             peer_trusted=inbound.client_ip in self._trusted, agent=agent.name, reason=reason,

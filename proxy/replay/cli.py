@@ -16,11 +16,12 @@ import argparse
 import asyncio
 import json
 import sys
+from collections.abc import Sequence
 from dataclasses import replace
 
-from proxy.config.model import RoutingSettings, Strategy
+from proxy.classifier.base import Classifier
+from proxy.config.model import Agent, Config, RoutingSettings, Strategy
 from proxy.errors import ConfigError
-
 from proxy.replay.corpus import Conversation, load_agents, load_corpus
 from proxy.replay.judges import estimate_tokens
 from proxy.replay.metrics import Row, classify_every, row, stay_first
@@ -51,7 +52,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--baseline", help="recording: the OLD config (default: the one the recording names)")
     parser.add_argument("--strategy", default="all",
                         help="off | explicit_only | sticky_ttl | sticky_heuristic | recommended | all")
-    parser.add_argument("--classifier", default=None, help="oracle (corpus default) | noisy:P | keywords (alias heuristic) | groq")
+    parser.add_argument("--classifier", default=None,
+                        help="oracle (corpus default) | noisy:P | keywords (alias heuristic) | groq")
     parser.add_argument("--seed", type=int, default=0, help="seed of the noisy judge")
     parser.add_argument("--gap-s", type=float, default=30.0, help="seconds between turns (default 30)")
     parser.add_argument("--format", choices=("table", "json"), default="table")
@@ -75,10 +77,9 @@ def strategy_rows(names: list[str], config_settings: RoutingSettings | None) -> 
     return [(n, table[n]) for n in names]
 
 
-def baseline_rows(conversations: list[Conversation], agents, short_chars: int = 15) -> list[Row]:
+def baseline_rows(conversations: list[Conversation], agents: Sequence[Agent], short_chars: int = 15) -> list[Row]:
     """The two baselines as rows (tokens of classify_every estimated like the judges' prompts)."""
     from proxy.classifier.base import Candidate, ClassificationRequest
-
     from proxy.replay.corpus import DEFAULT_AGENT
 
     candidates = tuple(Candidate(a.name, a.description) for a in agents) + (Candidate(DEFAULT_AGENT),)
@@ -97,7 +98,8 @@ def format_table(rows: list[Row]) -> str:
     """A fixed-width text table of rows."""
     cells = [HEADERS] + [tuple(_cell(getattr(r, c)) for c in COLUMNS) for r in rows]
     widths = [max(len(line[i]) for line in cells) for i in range(len(HEADERS))]
-    return "\n".join("  ".join(v.ljust(w) if i == 0 else v.rjust(w) for i, (v, w) in enumerate(zip(line, widths)))
+    return "\n".join("  ".join(v.ljust(w) if i == 0 else v.rjust(w)
+                               for i, (v, w) in enumerate(zip(line, widths, strict=True)))
                      for line in cells)
 
 
@@ -107,13 +109,13 @@ def _cell(value: object) -> str:
     return str(value)
 
 
-def _load_config(path: str):
+def _load_config(path: str) -> Config:
     from proxy.config.loader import load_config
 
     return load_config(path)
 
 
-def _first_telegram_routing(config) -> RoutingSettings:
+def _first_telegram_routing(config: Config) -> RoutingSettings:
     for channel in config.channels.values():
         if channel.type.value == "telegram":
             return channel.routing
@@ -168,7 +170,8 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _run_sweep(args: argparse.Namespace, conversations, agents, judge: str) -> int:
+def _run_sweep(args: argparse.Namespace, conversations: list[Conversation], agents: Sequence[Agent],
+               judge: str) -> int:
     from proxy.replay.sweep import GRID, front_table, grid_settings, pareto_front, plot, run_sweep
 
     base = RoutingSettings(strategy=Strategy.STICKY_HEURISTIC)
@@ -214,7 +217,7 @@ def _run_recording(args: argparse.Namespace) -> int:
     return 0
 
 
-def _groq_for(config):
+def _groq_for(config: Config) -> Classifier:
     import os
 
     from proxy.classifier.factory import build_classifier

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import json
 import tomllib
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable
 
 from proxy.config.model import Agent, Channel, ChannelType, Config, RoutingSettings
 

@@ -16,12 +16,12 @@ from __future__ import annotations
 import argparse
 import sys
 
+from proxy.channels import lists_agents
 from proxy.config.model import Config
 from proxy.routing.engine import Decision, NeedsClassification, Purpose, decide
 from proxy.routing.envelope import Envelope, MessageKind
-from proxy.state.route import Route
-from proxy.channels import lists_agents
 from proxy.routing.rules import build_rules
+from proxy.state.route import Route
 
 NOW = 1_700_000_000.0
 SENDER = "1"

@@ -16,7 +16,6 @@ from dataclasses import dataclass, field
 
 from proxy.classifier.base import Candidate, Classification, ClassificationRequest, Classifier, Outcome
 from proxy.classifier.groq import system_prompt, user_content
-
 from proxy.replay.corpus import OOS, Turn
 
 CHARS_PER_TOKEN = 4

@@ -21,8 +21,8 @@ stripped text has at least `short_chars` (15) characters (corpus README, baselin
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Sequence
 
 from proxy.replay.corpus import DEFAULT_AGENT, OOS, Conversation, Turn
 
@@ -45,8 +45,8 @@ class Tally:
     calls: int = 0
     tokens: int = 0
 
-    def add(self, other: "Tally") -> None:
-        for name in self.__slots__:  # type: ignore[attr-defined]
+    def add(self, other: Tally) -> None:
+        for name in self.__slots__:
             setattr(self, name, getattr(self, name) + getattr(other, name))
 
 
@@ -60,9 +60,9 @@ def score_conversation(turns: Sequence[Turn], routed: Sequence[str], default: st
     if len(turns) != len(routed):
         raise ValueError(f"{len(turns)} turns but {len(routed)} routed agents")
     tally = Tally(messages=len(turns))
-    ok = [is_correct(t, r, default) for t, r in zip(turns, routed)]
+    ok = [is_correct(t, r, default) for t, r in zip(turns, routed, strict=False)]
     tally.correct = sum(ok)
-    tally.correct_lenient = sum(o or r in t.domains for o, t, r in zip(ok, turns, routed))
+    tally.correct_lenient = sum(o or r in t.domains for o, t, r in zip(ok, turns, routed, strict=False))
     starts = [i for i in range(1, len(turns)) if turns[i].gold != turns[i - 1].gold]
     for n, start in enumerate(starts):
         end = starts[n + 1] if n + 1 < len(starts) else len(turns)
@@ -102,7 +102,7 @@ class Row:
     tokens: int = 0
 
     def as_dict(self) -> dict[str, object]:
-        return {name: getattr(self, name) for name in self.__slots__}  # type: ignore[attr-defined]
+        return {name: getattr(self, name) for name in self.__slots__}
 
 
 def row(strategy: str, settings: dict[str, object], tally: Tally) -> Row:

@@ -11,8 +11,9 @@ Output: per conversation, the messages whose agent or reason changed.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any
 
 from proxy import channels
 from proxy.classifier.base import Classifier
@@ -109,7 +110,7 @@ async def route_recording(records: Sequence[dict[str, Any]], config: Config,
             out.append(Routed(index, now, f"{channel.name} (unparsed)", None, channel.default_agent, "unparsed"))
             continue
         keys = [(channel.name, i) for i in adapter.delivery_ids(envelopes, body)]
-        for envelope, key in zip(envelopes, keys):
+        for envelope, key in zip(envelopes, keys, strict=False):
             [claim] = await deliveries.claim([key], now)
             if claim.memo is not None:
                 agent, reason = claim.memo.agent, claim.memo.reason
@@ -127,7 +128,7 @@ async def compare(records: Sequence[dict[str, Any]], old: Config, new: Config,
     before = await route_recording(records, old, classifier_for(old))
     after = await route_recording(records, new, classifier_for(new))
     changes: dict[str, list[Change]] = {}
-    for a, b in zip(before, after):
+    for a, b in zip(before, after, strict=False):
         if (a.agent, a.reason) != (b.agent, b.reason):
             changes.setdefault(a.conversation, []).append(Change(a, b))
     return changes

@@ -72,7 +72,7 @@ class Recorder:
         self.path = path
         self.config = config
         self._lock = threading.Lock()
-        self._handle = open(path, "a", encoding="utf-8")
+        self._handle = open(path, "a", encoding="utf-8")  # noqa: SIM115 (closed by `close`)
         if os.path.getsize(path) == 0:
             self._write({"recording": FORMAT, "version": VERSION, "config": config.path})
 

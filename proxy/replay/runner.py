@@ -10,20 +10,19 @@ from the shared `TurnCursor`.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
-from typing import Callable, Sequence
 
 from proxy.classifier.base import Classifier
 from proxy.classifier.keywords import KeywordClassifier
 from proxy.clock import FakeClock
 from proxy.config.model import Agent, RoutingSettings
-from proxy.routing.envelope import Envelope, MessageKind
-from proxy.replay.offline import offline_router
-from proxy.routing.rules import keyword_scorer
-
 from proxy.replay.corpus import CHANNEL, DEFAULT_AGENT, Conversation, replay_config
 from proxy.replay.judges import CountingClassifier, NoisyJudge, OracleJudge, TurnCursor
 from proxy.replay.metrics import Row, Tally, row, score_conversation
+from proxy.replay.offline import offline_router
+from proxy.routing.envelope import Envelope, MessageKind
+from proxy.routing.rules import keyword_scorer
 
 CONVERSATION_GAP_S = 3600.0
 FIRST_SENDER = 1000
@@ -55,9 +54,8 @@ def make_judge(spec: str, cursor: TurnCursor, router_agents: Sequence[str], seed
         import os
 
         from proxy.classifier.factory import build_classifier
-        from proxy.config.model import ClassifierSettings
-
         from proxy.clock import monotonic
+        from proxy.config.model import ClassifierSettings
 
         classifier, _line = build_classifier(ClassifierSettings(provider="groq"), scorer or (lambda _t: {}),
                                              threshold, os.environ, clock=monotonic)

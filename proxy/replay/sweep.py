@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
-from typing import Iterable, Mapping, Sequence, TextIO
+from typing import Any, TextIO
 
 from proxy.config.model import Agent, RoutingSettings
-
 from proxy.replay.corpus import Conversation
 from proxy.replay.metrics import Row, row
 from proxy.replay.runner import play, settings_dict
@@ -34,7 +34,9 @@ GRID: dict[str, tuple[object, ...]] = {
 def grid_settings(base: RoutingSettings, grid: Mapping[str, Sequence[object]]) -> list[RoutingSettings]:
     """Every combination of the grid's values applied to `base` (in grid order)."""
     names = list(grid)
-    return [replace(base, **dict(zip(names, values))) for values in itertools.product(*(grid[n] for n in names))]
+    combos: list[dict[str, Any]] = [dict(zip(names, values, strict=True))
+                                    for values in itertools.product(*(grid[n] for n in names))]
+    return [replace(base, **combo) for combo in combos]
 
 
 def pareto_front(rows: Iterable[Row]) -> list[Row]:
@@ -94,7 +96,7 @@ def plot(rows: Sequence[Row], path: str, marked: Mapping[str, Row], title: str =
     front = pareto_front(rows)
     ax.plot([r.classifier_calls_per_100 for r in front], [r.accuracy for r in front], "-o", c="tab:blue",
             ms=4, label="Pareto front")
-    for (label, r), colour in zip(marked.items(), ("tab:red", "tab:green", "tab:orange", "tab:purple")):
+    for (label, r), colour in zip(marked.items(), ("tab:red", "tab:green", "tab:orange", "tab:purple"), strict=False):
         ax.scatter([r.classifier_calls_per_100], [r.accuracy], s=80, marker="*", c=colour, label=label, zorder=3)
     ax.set_xlabel("classifier calls per 100 messages")
     ax.set_ylabel("accuracy (%)")

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import enum
 import unicodedata
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import Mapping
 
 from proxy.classifier.base import Classification, Outcome
 from proxy.config.model import RoutingSettings, Strategy
@@ -172,11 +172,13 @@ def _heuristic(text: str, route: Route, rules: ChannelRules, now: float) -> Deci
         if counter >= settings.divergence_count or (early is not None and top - (own + settings.sticky_bonus) >= early):
             return NeedsClassification(Purpose.CONFIRM, text, current, pending, scores, candidate=best)
         return Decision(current, "divergence_pending", store=pending, scores=scores)
-    if settings.contest_confirm and best is None and own + settings.sticky_bonus == top and _contested(scores, current, top, settings):
+    tied_with_current = best is None and own + settings.sticky_bonus == top
+    if settings.contest_confirm and tied_with_current and _contested(scores, current, top, settings):
         reset = replace(route, last_active=now, candidate=None, counter=0)
         return NeedsClassification(Purpose.CONFIRM, text, current, reset, scores)
     if own > 0:
-        return Decision(current, "agreement", store=replace(route, last_active=now, candidate=None, counter=0), scores=scores)
+        agreed = replace(route, last_active=now, candidate=None, counter=0)
+        return Decision(current, "agreement", store=agreed, scores=scores)
     return Decision(current, "neutral", store=route.touched(now), scores=scores)
 
 
@@ -201,7 +203,8 @@ def conclude(need: NeedsClassification, answer: Classification, rules: ChannelRu
             return Decision(default, failed, scores=scores, classification=answer)
         agent = chosen or default
         new = Route(agent, chosen_at=now, last_active=now)
-        return Decision(agent, "classified" if chosen else "classified_default", store=new, scores=scores, classification=answer)
+        reason = "classified" if chosen else "classified_default"
+        return Decision(agent, reason, store=new, scores=scores, classification=answer)
     route = need.route
     assert route is not None
     if need.purpose is Purpose.RECLASSIFY:

@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import enum
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 _COMMAND = re.compile(r"^/agent(?:@(?P<bot>[A-Za-z0-9_]+))?(?=\s|$)(?:\s+(?P<arg>\S+))?", re.IGNORECASE)
 _OTHER_BOT_COMMAND = re.compile(r"^/\w+@(?P<bot>[A-Za-z0-9_]+)")

@@ -35,7 +35,7 @@ class Layer1:
     def match(self, envelope: Envelope) -> Resolution:
         """Layer-1 agent for an envelope (ids already normalised to strings)."""
         if envelope.has_sender:
-            for sender in envelope.sender_aliases or (envelope.sender_id,):
+            for sender in envelope.sender_aliases or (envelope.sender_id or "",):
                 agent = self._users.get(sender)
                 if agent is not None:
                     return Resolution(agent, "binding", False)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import logging
 from collections import Counter
-from typing import Mapping
+from collections.abc import Mapping
 
 from proxy.classifier.base import Candidate, Classification, ClassificationRequest, Classifier
 from proxy.config.model import Config

@@ -12,8 +12,8 @@ reply). Routing never asks which platform a channel is.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from proxy.config.model import Channel, ChannelType, Config, RoutingSettings
 from proxy.routing.explicit import AgentNames

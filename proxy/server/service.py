@@ -10,12 +10,11 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-from typing import AsyncIterator, Callable, Mapping
-
-from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
-from starlette.applications import Starlette
+from collections.abc import AsyncIterator, Callable, Mapping
 
 import httpx
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from starlette.applications import Starlette
 
 from proxy import clock as wall_clock
 from proxy.admin.app import create_admin_app

@@ -23,8 +23,9 @@ Delivery states, as `claim` tells them:
 from __future__ import annotations
 
 import enum
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Mapping, Protocol, Sequence
+from typing import Protocol
 
 from proxy.config.model import Config
 from proxy.reply import Reply

@@ -16,8 +16,9 @@ dropped when its last user leaves). Not thread-safe: one event loop.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
-from typing import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from cachetools import TLRUCache, TTLCache
 
@@ -46,6 +47,15 @@ def _timer() -> float:
     return _NOW.get()
 
 
+def _idle_expiry(ttl_s: float) -> Callable[[ConversationKey, Route, float], float]:
+    """The TLRUCache time-to-use of a route: `ttl_s` seconds after its `last_active`."""
+
+    def expires_at(_key: ConversationKey, route: Route, _now: float) -> float:
+        return route.last_active + ttl_s
+
+    return expires_at
+
+
 class MemoryConversationState:
     """`ConversationState` in this process (see the module docstring).
 
@@ -59,14 +69,10 @@ class MemoryConversationState:
         self._routes: dict[str, TLRUCache[ConversationKey, Route]] = {}
         self._recent: dict[str, TTLCache[ConversationKey, tuple[str, ...]]] = {}
         for channel, limit in limits.items():
-            ttl_s = limit.ttl_s
-            self._routes[channel] = TLRUCache(
-                maxsize=max(1, limit.max_conversations),
-                ttu=lambda _key, route, _now, ttl_s=ttl_s: route.last_active + ttl_s,
-                timer=_timer,
-            )
+            size = max(1, limit.max_conversations)
+            self._routes[channel] = TLRUCache(maxsize=size, ttu=_idle_expiry(limit.ttl_s), timer=_timer)
             if recent_messages > 0:
-                self._recent[channel] = TTLCache(maxsize=max(1, limit.max_conversations), ttl=ttl_s, timer=_timer)
+                self._recent[channel] = TTLCache(maxsize=size, ttl=limit.ttl_s, timer=_timer)
         self._locks: dict[ConversationKey, tuple[asyncio.Lock, int]] = {}
         self._tokens = 0
 
@@ -188,10 +194,8 @@ class MemoryDeliveryLog:
         _NOW.set(now)
         self._remember(memos)
         for key in keys:
-            try:
+            with contextlib.suppress(ValueError):  # cachetools: larger than the whole size bound
                 self._done[key] = reply
-            except ValueError:  # cachetools: larger than the whole size bound
-                pass
             self._end(key, Claim(ClaimState.DONE, reply, self._memos.get(key)))
 
     async def fail(self, keys: Sequence[DeliveryKey], reply: Reply | None, now: float,

@@ -40,6 +40,6 @@ class Route:
     candidate: str | None = None
     counter: int = 0
 
-    def touched(self, now: float) -> "Route":
+    def touched(self, now: float) -> Route:
         """The same route, active at `now` (inactivity TTL refreshed)."""
         return replace(self, last_active=now)

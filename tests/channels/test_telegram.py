@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from proxy.channels import telegram
-from proxy.routing.envelope import Envelope, MessageKind
 from proxy.errors import UnparsedUpdate
+from proxy.routing.envelope import Envelope, MessageKind
 
 PAYLOADS = Path(__file__).resolve().parent / "payloads" / "telegram"
 CH = "tg"

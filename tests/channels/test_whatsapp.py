@@ -10,8 +10,8 @@ import pytest
 from proxy import channels
 from proxy.channels import whatsapp
 from proxy.config.model import ChannelType
-from proxy.routing.envelope import Envelope, MessageKind
 from proxy.errors import UnparsedUpdate
+from proxy.routing.envelope import Envelope, MessageKind
 
 PAYLOADS = Path(__file__).resolve().parent / "payloads" / "whatsapp"
 CH = "wa"

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from typing import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 
 import httpx
 import pytest
 import respx
 
-from proxy.clock import FakeClock
-
 from proxy.classifier.groq import GroqClassifier
+from proxy.clock import FakeClock
 from proxy.config.model import ClassifierSettings
 
 

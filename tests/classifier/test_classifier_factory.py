@@ -7,8 +7,8 @@ import json
 import httpx
 import pytest
 import respx
-
 from groq_fakes import CHAT_URL, completion, request
+
 from proxy.classifier.base import Outcome
 from proxy.classifier.factory import build_classifier
 from proxy.classifier.groq import GroqClassifier
@@ -16,7 +16,6 @@ from proxy.classifier.keywords import KeywordClassifier
 from proxy.clock import FakeClock
 from proxy.config.model import ClassifierSettings
 from proxy.errors import ConfigError, ConfigProblem
-
 
 CLOCK = FakeClock()
 

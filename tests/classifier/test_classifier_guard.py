@@ -9,8 +9,8 @@ import logging
 import httpx
 import pytest
 import respx
-
 from groq_fakes import CHAT_URL, FakeClock, completion, request
+
 from proxy.classifier.base import Classification, ClassificationRequest, Outcome
 from proxy.classifier.guard import BreakerState, CircuitBreaker, GuardedClassifier, TokenBucket
 from proxy.classifier.stats import ClassifierStats

@@ -11,8 +11,8 @@ import groq
 import httpx
 import pytest
 import respx
-
 from groq_fakes import CANDIDATES, CHAT_URL, completion, request
+
 from proxy.classifier.base import (
     Candidate,
     Classification,
@@ -20,9 +20,9 @@ from proxy.classifier.base import (
     Outcome,
     parse_answer,
 )
-from proxy.clock import FakeClock
 from proxy.classifier.groq import GroqClassifier, _translate
 from proxy.classifier.stats import says_none
+from proxy.clock import FakeClock
 from proxy.config.model import ClassifierSettings
 from proxy.errors import (
     ClassifierError,

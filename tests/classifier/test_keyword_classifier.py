@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 import pytest
-
 from groq_fakes import CANDIDATES, request
+
 from proxy.classifier.base import Classification, Outcome
 from proxy.classifier.keywords import KeywordClassifier
 

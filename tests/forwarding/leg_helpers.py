@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import socket
+
 from proxy.channels.base import BodyPart
 from proxy.config.model import Agent, ServerSettings, UpstreamSettings
 from proxy.forwarding.inbound import Inbound

@@ -37,7 +37,7 @@ T5_SIGNATURE_HEADERS = [
     (b"Authorization", b"Bearer eyJhbGciOiJSUzI1NiJ9.e30.c2ln"),
 ]
 
-_COMMON = dict(client_ip="203.0.113.7", scheme="http", host="hooks.example.test", agent="billing", reason="binding:user")
+_COMMON = {"client_ip": "203.0.113.7", "scheme": "http", "host": "hooks.example.test", "agent": "billing", "reason": "binding:user"}
 
 
 def _names(headers: list[tuple[bytes, bytes]]) -> list[bytes]:
@@ -45,10 +45,10 @@ def _names(headers: list[tuple[bytes, bytes]]) -> list[bytes]:
 
 
 def test_hop_by_hop_set_is_rfc_9110_list() -> None:
-    assert HOP_BY_HOP == {
+    assert {
         b"connection", b"keep-alive", b"proxy-connection", b"proxy-authenticate",
         b"proxy-authorization", b"te", b"trailer", b"transfer-encoding", b"upgrade",
-    }
+    } == HOP_BY_HOP
 
 
 @pytest.mark.parametrize(

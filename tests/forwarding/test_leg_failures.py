@@ -70,7 +70,7 @@ def test_every_aiohttp_client_error_is_translated(name: str) -> None:
     assert type(translate(exc)) is EXPECTED[name]
 
 
-@pytest.mark.parametrize(("raised", "expected"), [(TimeoutError(), TIMEOUT), (asyncio.TimeoutError(), TIMEOUT)])
+@pytest.mark.parametrize(("raised", "expected"), [(TimeoutError(), TIMEOUT), (TimeoutError(), TIMEOUT)])
 def test_asyncio_deadlines_are_timeouts(raised: BaseException, expected: type[UpstreamError]) -> None:
     assert type(translate(raised)) is expected
 

@@ -14,8 +14,9 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from typing import Any
 
 import httpx
 
@@ -101,7 +102,7 @@ class Proxy:
         self.client: httpx.AsyncClient | None = None
         self.client_ip = client_ip
 
-    async def __aenter__(self) -> "Proxy":
+    async def __aenter__(self) -> Proxy:
         await self.service.start()
         transport = httpx.ASGITransport(app=self.service.public_app(), client=(self.client_ip, 40000))
         self.client = httpx.AsyncClient(transport=transport, base_url="http://hooks.example.test")

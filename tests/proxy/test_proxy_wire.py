@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import socket
-from typing import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator
 
 import httpx
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from proxy.replay import explain as explain_module
 from proxy.config.model import RoutingSettings, Strategy
-from proxy.replay.explain import explain
+from proxy.replay import explain as explain_module
 from proxy.replay.corpus import load_agents, replay_config
+from proxy.replay.explain import explain
 
 DATA = Path(__file__).parent / "data"
 

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
 
 from proxy.replay.cli import add_arguments, run
-
-from pathlib import Path
 
 DATA = Path(__file__).parent / "data"
 

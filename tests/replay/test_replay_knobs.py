@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from proxy.config.model import RoutingSettings, Strategy
-from proxy.replay.explain import explain
 from proxy.replay.corpus import load_agents, replay_config
+from proxy.replay.explain import explain
 from proxy.replay.runner import evaluate
 
 DATA = Path(__file__).parent / "data"

@@ -10,7 +10,6 @@ from pathlib import Path
 from proxy import channels
 from proxy.config.model import Agent, Channel, ChannelType, Config, RoutingSettings, Strategy
 from proxy.forwarding.inbound import Inbound
-from proxy.replay.recording import Recorder, body_of
 from proxy.replay import cli as replay_cli
 from proxy.replay.offline import offline_router
 from proxy.replay.recorded import (
@@ -21,6 +20,7 @@ from proxy.replay.recorded import (
     read_recording,
     route_recording,
 )
+from proxy.replay.recording import Recorder, body_of
 
 DATA = Path(__file__).parent / "data"
 URL = "http://127.0.0.1:9/unused"

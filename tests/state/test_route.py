@@ -18,7 +18,7 @@ def test_hashed_key_is_stable_short_and_hides_ids() -> None:
 
 
 def test_hashed_key_is_12_hex_of_sha256_over_the_parts() -> None:
-    expected = hashlib.sha256("telegram\x1f-100\x1f7\x1f111".encode()).hexdigest()[:12]
+    expected = hashlib.sha256(b"telegram\x1f-100\x1f7\x1f111").hexdigest()[:12]
     assert ConversationKey("telegram", "-100", "7", "111").hashed() == expected
 
 
