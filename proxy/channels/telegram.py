@@ -60,10 +60,11 @@ from typing import Any
 
 from proxy.channels.base import BodyPart, ItemPath, Request, SplitError, ids_or_positions
 from proxy.channels.security import check_telegram_secret
+from proxy.config.ids import normalise_id
 from proxy.config.model import Agent, Channel, ChannelType
 from proxy.errors import UnparsedUpdate
 from proxy.reply import RawHeaders, Reply
-from proxy.routing.envelope import Envelope, MessageKind, normalise_id
+from proxy.routing.envelope import Envelope, MessageKind
 
 _USER_MESSAGES = ("message", "business_message", "guest_message")
 _EDITS = ("edited_message", "edited_business_message")

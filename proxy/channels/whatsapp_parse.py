@@ -49,8 +49,9 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+from proxy.config.ids import normalise_id
 from proxy.errors import UnparsedUpdate
-from proxy.routing.envelope import Envelope, MessageKind, normalise_id
+from proxy.routing.envelope import Envelope, MessageKind
 
 OBJECT = "whatsapp_business_account"
 ITEM_LISTS = ("messages", "statuses")

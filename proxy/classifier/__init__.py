@@ -7,3 +7,14 @@
     stats.py      ClassifierStats: JSON snapshot and Prometheus metrics
     factory.py    build_classifier: provider auto | groq | keywords (alias heuristic)
 """
+
+from proxy.classifier.base import Candidate, Classification, ClassificationRequest, Classifier, Outcome, parse_answer
+from proxy.classifier.factory import build_classifier
+from proxy.classifier.guard import GuardedClassifier
+from proxy.classifier.keywords import KeywordClassifier
+from proxy.classifier.stats import ClassifierStats
+
+__all__ = [
+    "Candidate", "Classification", "ClassificationRequest", "Classifier", "ClassifierStats", "GuardedClassifier",
+    "KeywordClassifier", "Outcome", "build_classifier", "parse_answer",
+]

@@ -8,7 +8,7 @@ Rules (issue #2 "Config", issue #3 "Configuration"):
   of A-Z a-z 0-9 _ - (Bot API, setWebhook). `bot_username` is stored without a leading "@".
 - Routing: code defaults <- `[routing]` <- `overrides`.
 - Ids in bindings and thread routes are strings or integers, normalised with
-  `proxy.routing.envelope.normalise_id` (`+1555...` -> `1555...`, `-100123` -> `"-100123"`).
+  `proxy.config.ids.normalise_id` (`+1555...` -> `1555...`, `-100123` -> `"-100123"`).
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from collections.abc import Collection
 from proxy.config._agents import check_name
 from proxy.config._reader import Table, Unresolved, describe, quote
 from proxy.config._sections import AUTO_ROUTE_KEYS, ROUTING_KEYS, routing_values
+from proxy.config.ids import normalise_id
 from proxy.config.model import Binding, Channel, ChannelType, RoutingSettings, ThreadRoute
-from proxy.routing.envelope import normalise_id
 
 _TYPES = tuple(t.value for t in ChannelType)
 _FOREIGN_KEYS = {

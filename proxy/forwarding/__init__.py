@@ -1,1 +1,17 @@
-"""forwarding."""
+"""Forwarding: the request path from the ASGI shell to the agent and back.
+
+    app.py        the webhook listener's ASGI shell (raw endpoints mounted in Starlette)
+    body.py       capped body reads (inbound bodies, agent replies)
+    inbound.py    Inbound: one request as read
+    dispatch.py   Dispatcher: the one async driver (adapter, deliveries, router, leg)
+    leg.py        Leg: the aiohttp forwarding leg (URL, headers, errors)
+    headers.py    hop-by-hop stripping, X-Forwarded-*, our markers
+    replies.py    answers the proxy composes itself
+"""
+
+from proxy.forwarding.app import create_app
+from proxy.forwarding.dispatch import Dispatcher
+from proxy.forwarding.inbound import Inbound
+from proxy.forwarding.leg import Forwarding, Leg
+
+__all__ = ["Dispatcher", "Forwarding", "Inbound", "Leg", "create_app"]

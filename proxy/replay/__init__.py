@@ -7,4 +7,10 @@
     sweep.py     grid over the routing knobs, Pareto front, PNG plot
     recorded.py  what-if replay of `serve --record` files under another config
     cli.py       `stickyroute replay` (add_arguments / run)
+    offline.py   the server's router on the memory backend, for the offline tools
+    recording.py `serve --record` files;  explain.py  `stickyroute explain`
 """
+
+from proxy.replay.offline import keyword_classifier, offline_router
+
+__all__ = ["keyword_classifier", "offline_router"]
