@@ -144,11 +144,12 @@ class Dispatcher:
                 log.warning("batch on %s cannot be split (%s); forwarded whole to the default %s",
                             channel.name, exc, channel.default_agent)
                 groups = {channel.default_agent: items}
-        replies = await asyncio.gather(*(
+        sends = [
             self._forward(channel, inbound, Decision(agent, ",".join(dict.fromkeys(d.reason for _e, d, _k in group))),
                           parts[agent] if parts is not None else None)
             for agent, group in groups.items()
-        ))
+        ]
+        replies = [await sends[0]] if len(sends) == 1 else await asyncio.gather(*sends)
         for group, reply in zip(groups.values(), replies, strict=True):
             for _envelope, _decision, key in group:
                 outcomes[key] = reply

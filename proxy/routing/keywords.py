@@ -11,9 +11,9 @@ broken where a script without spaces starts or ends (Unicode UAX #29: "用docker
 the word "docker"). A keyword listed twice for one agent (any spelling that folds to the same
 words, or in both lists) counts once, at its higher weight.
 
-The message is tokenised once (`\\w+` on the casefolded text); single-word keywords are dict
-look-ups and phrases are checked from their first token, so scoring costs O(tokens), not
-O(keywords).
+The message is tokenised once (`\\w+` on the casefolded text); the tokens that start a keyword
+are found by one set intersection and phrases are checked from their first token, so scoring
+costs O(tokens), not O(keywords).
 """
 
 from __future__ import annotations
@@ -95,6 +95,7 @@ class KeywordScorer:
                     self._by_first.setdefault(form[0], []).append(entry)
                 next_id += 1
         self.agents = tuple(names)
+        self._firsts = frozenset(self._by_first)
 
     def scores(self, text: str) -> dict[str, int]:
         """Raw keyword score per agent for `text` (points; agents with 0 omitted)."""
@@ -102,16 +103,11 @@ class KeywordScorer:
         tokens = _WORD.findall(folded)
         seen: set[int] = set()
         result: dict[str, int] = {}
-        by_first = self._by_first
-        for i, token in enumerate(tokens):
-            entries = by_first.get(token)
-            if entries is None:
-                continue
-            for entry in entries:
-                if entry.keyword_id in seen:
-                    continue
-                rest = entry.rest
-                if rest and tuple(tokens[i + 1 : i + 1 + len(rest)]) != rest:
+        hits = self._firsts.intersection(tokens)  # the tokens that start a keyword, each once
+        ordered = sorted(hits, key=tokens.index) if len(hits) > 1 else hits  # message order
+        for token in ordered:
+            for entry in self._by_first[token]:
+                if entry.keyword_id in seen or (entry.rest and not _phrase_at(tokens, token, entry.rest)):
                     continue
                 seen.add(entry.keyword_id)
                 result[entry.agent] = result.get(entry.agent, 0) + entry.points
@@ -120,6 +116,19 @@ class KeywordScorer:
                 seen.add(keyword_id)
                 result[agent] = result.get(agent, 0) + points
         return result
+
+
+def _phrase_at(tokens: list[str], first: str, rest: tuple[str, ...]) -> bool:
+    """True when `first` followed by the tokens of `rest` occurs somewhere in `tokens`."""
+    end = len(rest) + 1
+    i = tokens.index(first)
+    while True:
+        if tuple(tokens[i + 1 : i + end]) == rest:
+            return True
+        try:
+            i = tokens.index(first, i + 1)
+        except ValueError:
+            return False
 
 
 def top_agent(scores: Mapping[str, int]) -> tuple[str | None, int, int]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,4 +42,9 @@ class Route:
 
     def touched(self, now: float) -> Route:
         """The same route, active at `now` (inactivity TTL refreshed)."""
-        return replace(self, last_active=now)
+        return Route(self.agent, self.chosen_at, now, self.explicit, self.candidate, self.counter)
+
+    def diverging(self, now: float, candidate: str | None, counter: int) -> Route:
+        """The same route, active at `now`, with this pending divergence (`candidate`, `counter`);
+        `diverging(now, None, 0)` resets it."""
+        return Route(self.agent, self.chosen_at, now, self.explicit, candidate, counter)
