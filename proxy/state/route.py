@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
+from typing import NamedTuple
 
 
-@dataclass(frozen=True, slots=True)
-class ConversationKey:
+class ConversationKey(NamedTuple):
     """Who a route belongs to (issue #3): channel, chat id, thread id (forum topics only), sender.
 
-    Two members of one group have separate routes; one user in two groups has two routes.
+    Two members of one group have separate routes; one user in two groups has two routes. A
+    NamedTuple rather than a dataclass: it is a dict key on every decision (routes, recent texts,
+    locks), and tuple hashing and equality run in C.
     """
 
     channel: str
