@@ -15,7 +15,7 @@ import hashlib
 import json
 import logging
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Sequence
 from urllib.parse import parse_qsl
 
 from cachetools import TTLCache
@@ -41,6 +41,11 @@ STORED_REPLIES_MAX_BYTES = 64 * 1024 * 1024
 """Memory for the stored replies of delivered updates (bytes; least recently used dropped)."""
 
 
+RecordHook = Callable[["Inbound", float, Sequence[Decision | None]], None]
+"""`recorder(inbound, now, decisions)`: called once per authenticated request when it is done,
+with the decision of each envelope of the body in body order (None where none was kept)."""
+
+
 @dataclass(frozen=True, slots=True)
 class Inbound:
     """One inbound webhook request as the ASGI shell read it (body read once, bytes)."""
@@ -60,7 +65,7 @@ class Dispatcher:
     """Handles inbound requests of every channel; one per running config."""
 
     def __init__(self, config: Config, router: Router, forwarder: Forwarder, clock: Callable[[], float],
-                 recorder: Callable[[Inbound, float], None] | None = None) -> None:
+                 recorder: RecordHook | None = None) -> None:
         self.config = config
         self.router = router
         self.forwarder = forwarder
@@ -81,8 +86,24 @@ class Dispatcher:
             log.warning("rejected request on %s: authentication failed", channel.name)
             return text_reply(401, "unauthorized")
         now = self.clock()
-        if self.recorder is not None:
-            self.recorder(inbound, now)
+        try:
+            return await self._dispatch(channel, inbound, now)
+        finally:
+            if self.recorder is not None:
+                self._record(self.recorder, channel, inbound, now)
+
+    def _record(self, recorder: RecordHook, channel: Channel, inbound: Inbound, now: float) -> None:
+        """Hand the request and its envelopes' decisions (body order, redeliveries: the first
+        decision) to the recorder; parses the body again, which only a recording run pays for."""
+        try:
+            envelopes = channels.parse(channel.type.value, inbound.body, channel.name) if inbound.method == "POST" else ()
+        except UnparsedUpdate:
+            envelopes = ()
+        decisions = [self._decisions.get((channel.name, e.delivery_id)) if e.delivery_id else None for e in envelopes]
+        recorder(inbound, now, decisions)
+
+    async def _dispatch(self, channel: Channel, inbound: Inbound, now: float) -> Outbound:
+        """Forward an authenticated request: non-POST and unparsed bodies to the default, else route."""
         if inbound.method != "POST":
             return await self._forward(channel, inbound, Decision(channel.default_agent, "default"), inbound.body)
         try:

@@ -190,11 +190,11 @@ def _run_sweep(args: argparse.Namespace, conversations, agents, judge: str) -> i
 
 
 def _run_recording(args: argparse.Namespace) -> int:
-    from proxy.replay.recorded import compare, format_changes, heuristic_for, read_recording, route_recording
+    from proxy.replay.recorded import compare, format_changes, heuristic_for, load_recording, route_recording
 
-    with open(args.file, encoding="utf-8") as handle:
-        named, records = read_recording(handle)
-    old_path = args.baseline or named
+    recording = load_recording(args.file)
+    records = recording.records
+    old_path = args.baseline or recording.config
     if not args.config or not old_path:
         print("replay: a recording needs --config NEW (and --baseline OLD when the recording names none)",
               file=sys.stderr)

@@ -20,7 +20,7 @@ from proxy.classifier.guard import GuardedClassifier
 from proxy.classifier.keywords import KeywordClassifier
 from proxy.classifier.stats import ClassifierStats
 from proxy.config.model import Config
-from proxy.forwarding.dispatch import Dispatcher, Inbound
+from proxy.forwarding.dispatch import Dispatcher, Inbound, RecordHook
 from proxy.forwarding.forwarder import Forwarder
 from proxy.routing.keywords import KeywordScorer
 from proxy.routing.router import Router, keyword_scorer, reason_counts
@@ -46,7 +46,7 @@ class Service:
                  groq_http_client: httpx.AsyncClient | None = None,
                  clock: Callable[[], float] = wall_clock.now,
                  guard_clock: Callable[[], float] | None = None,
-                 recorder: Callable[[Inbound, float], None] | None = None) -> None:
+                 recorder: RecordHook | None = None) -> None:
         self.config = config
         self.stats = ClassifierStats()
         scorer = global_scorer(config)
@@ -121,7 +121,7 @@ class Service:
 
 
 async def serve(config: Config, host: str | None = None, port: int | None = None,
-                recorder: Callable[[Inbound, float], None] | None = None, demo: bool = False) -> None:
+                recorder: RecordHook | None = None, demo: bool = False) -> None:
     """Run the webhook listener and the admin listener (and, with `demo`, the demo agents of
     `proxy.server.demo`) until interrupted."""
     service = Service(config, recorder=recorder)
