@@ -2,7 +2,7 @@
 
     stickyroute replay CORPUS.jsonl --agents AGENTS.toml [--config CONFIG] [--strategy NAME|all]
         [--classifier oracle|noisy:P|heuristic|groq] [--seed N] [--gap-s 30]
-        [--format table|json] [--sweep] [--plot FILE.png] [--limit N]
+        [--format table|json] [--sweep] [--plot FILE.png] [--limit N] [--rules DIR [--rules-only]]
     stickyroute replay RECORDING.jsonl --config NEW [--baseline OLD] [--classifier heuristic|groq]
 
 The file's first line decides the mode: a recording (`serve --record`) has a header or "body".
@@ -21,6 +21,7 @@ from dataclasses import replace
 from proxy.config.model import RoutingSettings, Strategy
 from proxy.errors import ConfigError
 
+from proxy.replay.agents_file import ExtraPacks
 from proxy.replay.corpus import Conversation, load_agents, load_corpus
 from proxy.replay.judges import estimate_tokens
 from proxy.replay.metrics import Row, classify_every, row, stay_first
@@ -45,7 +46,7 @@ HEADERS = ("strategy", "msgs", "acc%", "lenient%", "sw.recall%", "sw.delay", "fa
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The `replay` subcommand's arguments."""
-    parser.add_argument("file", help="corpus JSONL (../shared/corpus) or a `serve --record` file")
+    parser.add_argument("file", help="corpus JSONL (eval/corpus) or a `serve --record` file")
     parser.add_argument("--agents", help="agents TOML of the corpus ([[agents]] name, description, keywords)")
     parser.add_argument("--config", help="corpus: add a row with this config's routing; recording: the NEW config")
     parser.add_argument("--baseline", help="recording: the OLD config (default: the one the recording names)")
@@ -58,6 +59,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--sweep", action="store_true", help="grid sweep; prints the Pareto front")
     parser.add_argument("--plot", help="with --sweep: write the PNG plot here")
     parser.add_argument("--limit", type=int, help="only the first N conversations")
+    parser.add_argument("--rules", metavar="DIR",
+                        help="corpus: merge DIR/<agent>.toml into each agent (a `stickyroute learn` output)")
+    parser.add_argument("--rules-only", action="store_true",
+                        help="with --rules: use the packs' keyword lists instead of the agents file's")
 
 
 def strategy_rows(names: list[str], config_settings: RoutingSettings | None) -> list[tuple[str, RoutingSettings]]:
@@ -143,8 +148,11 @@ def _run(args: argparse.Namespace) -> int:
     if not args.agents:
         print("replay: a corpus needs --agents AGENTS.toml", file=sys.stderr)
         return 2
+    if args.rules_only and not args.rules:
+        print("replay: --rules-only needs --rules DIR", file=sys.stderr)
+        return 2
     conversations = load_corpus(args.file, args.limit)
-    agents = load_agents(args.agents)
+    agents = load_agents(args.agents, ExtraPacks(args.rules, args.rules_only) if args.rules else None)
     judge = args.classifier or "oracle"
     config_settings = _first_telegram_routing(_load_config(args.config)) if args.config else None
     if args.sweep:
