@@ -1,5 +1,5 @@
 """`make bench`: the proxy's throughput and latency beside the same load sent straight to the
-upstream stub, in one run; then the keyword-gate and route-store benchmarks.
+upstream stub, in one run; then the keyword-gate, route-store and `learn` benchmarks.
 
     .venv/bin/python bench/run.py [--duration 5] [--warmup 1] [--conns 1,16,64] [--no-extra]
 
@@ -293,7 +293,7 @@ def main() -> int:
     ap.add_argument("--duration", type=float, default=5.0, help="seconds measured per point")
     ap.add_argument("--warmup", type=float, default=1.0, help="seconds of discarded load before each point")
     ap.add_argument("--conns", default="1,16,64")
-    ap.add_argument("--no-extra", action="store_true", help="skip the keyword and memory benchmarks")
+    ap.add_argument("--no-extra", action="store_true", help="skip the keyword, memory and learn benchmarks")
     ap.add_argument("--proxy-cmd", help="experiments: command template replacing `stickyroute serve` "
                     "({config}, {port} filled in), e.g. a launcher that runs the same serve() differently")
     ap.add_argument("--out", default=str(OUT), help="markdown file for the table (default results/bench/proxy.md)")
@@ -372,10 +372,12 @@ def main() -> int:
     if not args.no_extra:
         sys.path.insert(0, str(HERE))
         import keywords_bench
+        import learn_bench
         import memory_bench
 
         keywords_bench.main()
         memory_bench.main()
+        learn_bench.main([])
     return 0
 
 
