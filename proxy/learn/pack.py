@@ -56,8 +56,9 @@ def render_pack(pack: LearnedPack, source: str, header: Sequence[str] = ()) -> s
         "learning data it makes right (gate, net). `yours`: it was already one of your keywords.",
     ]
     if pack.dropped:
-        lines += ["", "Your keywords left out: on the learning messages they route more wrong than right. Remove",
-                  "them from the agent's own lists too, or merging this pack brings them back:"]
+        lines += ["", "Your keywords left out: the data contradicts them, or on the learning messages they route",
+                  "more wrong than right. Remove them from the agent's own lists too, or merging this pack",
+                  "brings them back:"]
         lines += [f"  {tomlkit.string(k.spelling).as_string()}: {evidence(k)}" for k in pack.dropped]
     for line in lines:
         doc.add(tomlkit.comment(line) if line else tomlkit.nl())

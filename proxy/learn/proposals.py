@@ -13,8 +13,9 @@ Two origins:
   from `drop_share`, else off); a weak one stays weak unless its share is below `drop_share`.
   Your spelling is kept ("check-in", "b&b").
 
-Starting weights never overlap: in priority order (yours first, then by z), a candidate starts
-off when a term inside it or containing it already started on for the same agent.
+Starting weights never overlap (except within your own lists): in priority order (yours first,
+then by z), a candidate starts off when a term inside it or containing it already started on for
+the same agent.
 """
 
 from __future__ import annotations
@@ -62,7 +63,7 @@ def propose(scores: Mapping[str, TermScore], counts: TermCounts, seeds: Mapping[
                 term = keyword_term(word)
                 if term and (term, agent) not in out:
                     score = score_for(counts, term, agent, settings.prior_messages)
-                    candidate = Candidate(term, agent, score.owner_messages, strong_ok=True)
+                    candidate = Candidate(term, agent, score.owner_messages, strong_ok=True, yours=True)
                     out[(term, agent)] = Proposal(candidate, word, "yours", _seed_start(listed, score, settings),
                                                   score, seeded=listed)
     for term, score in scores.items():

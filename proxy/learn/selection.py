@@ -12,7 +12,7 @@ Selection is coordinate ascent from the proposals (`proposals.initial_weight`): 
 total value most, when it raises it by at least `min_gain` messages (raising a weight) or by
 anything (lowering one); two passes. Never on together: a phrase and a shorter term inside it
 for the same agent (both would score, counting one mention twice), and a learned term that an
-idiom contains as a strong keyword. `gate_effect` is each chosen keyword's value to the total:
+idiom contains as a strong keyword (your own lists may overlap). `gate_effect` is each chosen keyword's value to the total:
 what removing it alone would lose. Deterministic; costs O(candidate occurrences) per pass.
 """
 
@@ -26,12 +26,14 @@ from proxy.learn.gate import GateRules, predict
 
 @dataclass(frozen=True, slots=True)
 class Candidate:
-    """A (term, agent) pair the gate check may turn on; `strong_ok` False: weak at most."""
+    """A (term, agent) pair the gate check may turn on; `strong_ok` False: weak at most;
+    `yours`: one of the agent's own keywords."""
 
     term: str
     agent: str
     messages: int
     strong_ok: bool = True
+    yours: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,7 +159,8 @@ class GateCheck:
 
 
 def related_candidates(candidates: Sequence[Candidate], sub_terms: Mapping[str, Sequence[str]]) -> list[list[int]]:
-    """For each candidate, the candidates of the same agent inside it or containing it.
+    """For each candidate, the candidates of the same agent inside it or containing it, unless
+    both are yours (your own lists may overlap on purpose: "blog post" strong, "post" weak).
 
     `sub_terms[term]` lists the shorter terms a term contains (`terms.sub_terms`).
     """
@@ -166,7 +169,7 @@ def related_candidates(candidates: Sequence[Candidate], sub_terms: Mapping[str, 
     for i, k in enumerate(candidates):
         for inner in sub_terms.get(k.term, ()):
             j = index.get((inner, k.agent))
-            if j is not None:
+            if j is not None and not (k.yours and candidates[j].yours):
                 related[i].append(j)
                 related[j].append(i)
     return related
