@@ -36,9 +36,9 @@ bench-learn: install
 
 eval: install
 	@mkdir -p $(RESULTS)/eval
-	$(VENV)/bin/stickyroute replay $(CORPUS)/dev.jsonl --agents $(CORPUS)/agents.toml --strategy all --classifier oracle | tee $(RESULTS)/eval/multiwoz_oracle.txt
-	$(VENV)/bin/stickyroute replay $(CORPUS)/dev_sgd.jsonl --agents $(CORPUS)/agents_sgd.toml --strategy all --classifier oracle | tee $(RESULTS)/eval/sgd_oracle.txt
-	$(VENV)/bin/stickyroute replay $(CORPUS)/dev_clinc.jsonl --agents $(CORPUS)/agents_clinc.toml --strategy recommended --classifier oracle | tee $(RESULTS)/eval/clinc_oracle.txt
+	$(VENV)/bin/stickyroute replay $(CORPUS)/dev.jsonl --agents $(CORPUS)/agents.toml --strategy all --classifier oracle > $(RESULTS)/eval/multiwoz_oracle.txt && cat $(RESULTS)/eval/multiwoz_oracle.txt
+	$(VENV)/bin/stickyroute replay $(CORPUS)/dev_sgd.jsonl --agents $(CORPUS)/agents_sgd.toml --strategy all --classifier oracle > $(RESULTS)/eval/sgd_oracle.txt && cat $(RESULTS)/eval/sgd_oracle.txt
+	$(VENV)/bin/stickyroute replay $(CORPUS)/dev_clinc.jsonl --agents $(CORPUS)/agents_clinc.toml --strategy recommended --classifier oracle > $(RESULTS)/eval/clinc_oracle.txt && cat $(RESULTS)/eval/clinc_oracle.txt
 
 clean:
 	rm -rf $(VENV) *.egg-info .pytest_cache
