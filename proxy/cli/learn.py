@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 from proxy.config.model import Agent, Config, RoutingSettings
 from proxy.errors import ConfigError
@@ -72,11 +72,11 @@ def _run(args: argparse.Namespace) -> int:
 def _from_corpus(args: argparse.Namespace) -> int:
     from proxy.replay.agents_file import ExtraPacks
     from proxy.replay.cli import RECOMMENDED
-    from proxy.replay.corpus import DEFAULT_AGENT, load_agents, load_corpus
+    from proxy.replay.corpus import DEFAULT_AGENT, Conversation, load_agents, load_corpus
 
     agents = load_agents(args.agents)
     conversations = load_corpus(args.file)
-    held: list = []
+    held: list[Conversation] = []
     if args.holdout_fraction is not None:
         conversations, held = split_conversations(conversations, args.holdout_fraction, args.seed)
     labelled = from_corpus(conversations, {a.name for a in agents})
@@ -137,7 +137,7 @@ def _report(packs: Sequence[LearnedPack], labelled: Sequence[LabelledConversatio
     total = sum(counts.values())
     print(f"learned from {args.file}: {len(labelled)} conversations, {total} messages "
           f"({counts['credit']} labelled, {counts['background']} background, {counts['context']} context)")
-    for pack, path in zip(packs, paths):
+    for pack, path in zip(packs, paths, strict=True):
         yours = sum(k.origin == "yours" for k in pack.keywords + pack.weak_keywords)
         print(f"  {path}: {len(pack.keywords)} strong, {len(pack.weak_keywords)} weak ({yours} of them yours), "
               f"{len(pack.dropped)} of yours left out; {pack.messages} messages")

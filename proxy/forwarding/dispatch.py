@@ -95,10 +95,12 @@ class Dispatcher:
     def _record(self, recorder: RecordHook, channel: Channel, inbound: Inbound, now: float) -> None:
         """Hand the request and its envelopes' decisions (body order, redeliveries: the first
         decision) to the recorder; parses the body again, which only a recording run pays for."""
+        envelopes: tuple[Envelope, ...] = ()
         try:
-            envelopes = channels.parse(channel.type.value, inbound.body, channel.name) if inbound.method == "POST" else ()
+            if inbound.method == "POST":
+                envelopes = channels.parse(channel.type.value, inbound.body, channel.name)
         except UnparsedUpdate:
-            envelopes = ()
+            pass
         decisions = [self._decisions.get((channel.name, e.delivery_id)) if e.delivery_id else None for e in envelopes]
         recorder(inbound, now, decisions)
 

@@ -14,8 +14,8 @@ message, as the gate scores it).
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Iterable, Mapping, Sequence
 
 from proxy.learn.labels import Evidence, LabelledConversation
 from proxy.learn.terms import keyword_term, message_terms
@@ -66,8 +66,8 @@ def count_terms(conversations: Sequence[LabelledConversation], observed: Observe
     """Messages per class, and per term and class (see the module docstring)."""
     messages: Counter[str] = Counter()
     by_term: dict[str, Counter[str]] = {}
-    for conv, terms_of in zip(conversations, observed):
-        for message, terms in zip(conv.messages, terms_of):
+    for conv, terms_of in zip(conversations, observed, strict=True):
+        for message, terms in zip(conv.messages, terms_of, strict=True):
             cls = class_of(message.evidence, message.agent)
             if cls is None:
                 continue

@@ -19,8 +19,8 @@ tests/learn/test_gate.py checks `predict` against the engine itself on a table o
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
 from proxy.config.model import RoutingSettings, Strategy
 from proxy.routing.engine import is_acknowledgement, is_short
@@ -45,7 +45,7 @@ class GateRules:
     acknowledgements: frozenset[str]
 
     @classmethod
-    def from_settings(cls, settings: RoutingSettings) -> "GateRules":
+    def from_settings(cls, settings: RoutingSettings) -> GateRules:
         return cls(settings.strategy, settings.confidence_threshold, settings.sticky_bonus,
                    settings.divergence_count, settings.keyword_switch_margin, settings.early_confirm_margin,
                    settings.contest_confirm, settings.strong_weight, settings.weak_weight,

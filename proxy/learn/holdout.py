@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Mapping, Protocol, Sequence, TypeVar
+from typing import Protocol, TypeVar
 
 from proxy.config.model import Agent, RoutingSettings
 from proxy.replay.corpus import DEFAULT_AGENT, OOS, Conversation
@@ -64,7 +65,8 @@ def measure(held: Sequence[Conversation], variants: Mapping[str, Sequence[Agent]
     for judge in judges:
         for name, agents in variants.items():
             played, tally = asyncio.run(play(held, agents, settings, judge))
-            oos = [(t, routed) for conv, p in zip(held, played) for t, routed in zip(conv.turns, p.agents) if t.gold == OOS]
+            oos = [(t, routed) for conv, p in zip(held, played, strict=True)
+                   for t, routed in zip(conv.turns, p.agents, strict=True) if t.gold == OOS]
             recall = sum(routed == DEFAULT_AGENT for _t, routed in oos) / len(oos) if oos else None
             out.append(HoldoutRow(name, judge, row(name, settings_dict(settings), tally), recall))
     return out
@@ -78,5 +80,6 @@ def format_rows(rows: Sequence[HoldoutRow]) -> str:
         f"{r.row.false_switches_per_100:.2f}", f"{r.row.classifier_calls_per_100:.2f}",
         "-" if r.oos_recall is None else f"{100 * r.oos_recall:.2f}") for r in rows]
     widths = [max(len(line[i]) for line in cells) for i in range(len(header))]
-    return "\n".join("  ".join(v.ljust(w) if i < 2 else v.rjust(w) for i, (v, w) in enumerate(zip(line, widths)))
-                     for line in cells)
+    return "\n".join(
+        "  ".join(v.ljust(w) if i < 2 else v.rjust(w) for i, (v, w) in enumerate(zip(line, widths, strict=True)))
+        for line in cells)

@@ -19,8 +19,8 @@ A labelled corpus (`proxy.replay.corpus`) converts with `from_corpus`; recorded 
 from __future__ import annotations
 
 import enum
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
-from typing import Collection, Iterable
 
 from proxy.replay.corpus import Conversation
 

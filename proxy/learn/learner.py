@@ -9,8 +9,8 @@ O(candidate occurrences) per gate-check pass (bench/learn_bench.py: 10,000 conve
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Mapping, Sequence
 
 from proxy.config.model import RoutingSettings
 from proxy.learn.counts import count_terms, observe
@@ -50,7 +50,7 @@ class LearnedPack:
 
 
 def learn(conversations: Sequence[LabelledConversation], seeds: Mapping[str, Seeds], routing: RoutingSettings,
-          default: str, settings: LearnSettings = LearnSettings(),
+          default: str, settings: LearnSettings | None = None,
           names: AgentNames | None = None) -> tuple[LearnedPack, ...]:
     """One pack per agent of `seeds` (in its order), learned from `conversations`.
 
@@ -58,6 +58,7 @@ def learn(conversations: Sequence[LabelledConversation], seeds: Mapping[str, See
     the agent a message with no agent goes to; `names` (optional) lets the gate check skip
     explicit commands as the engine does.
     """
+    settings = settings or LearnSettings()
     agents = tuple(seeds)
     observed = observe(conversations, [w for s in seeds.values() for w in s.keywords + s.weak_keywords])
     counts = count_terms(conversations, observed)
@@ -100,9 +101,9 @@ def _scored_messages(conversations: Sequence[LabelledConversation], observed: Se
     for i, proposal in enumerate(proposals):
         by_term.setdefault(proposal.candidate.term, []).append(i)
     out = []
-    for conv, terms_of in zip(conversations, observed):
+    for conv, terms_of in zip(conversations, observed, strict=True):
         current: str | None = None
-        for message, terms in zip(conv.messages, terms_of):
+        for message, terms in zip(conv.messages, terms_of, strict=True):
             if message.evidence is not Evidence.CONTEXT:
                 present = tuple(i for term in sorted(terms) for i in by_term.get(term, ()))
                 out.append(ScoredMessage(current, message.agent or default, present,

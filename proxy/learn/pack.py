@@ -19,8 +19,8 @@ pack alone: byte-identical for the same input.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 import tomlkit
 

@@ -20,8 +20,8 @@ the same agent.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Mapping, Sequence
 
 from proxy.learn.counts import TermCounts
 from proxy.learn.scoring import TermScore, score_for
@@ -71,7 +71,8 @@ def propose(scores: Mapping[str, TermScore], counts: TermCounts, seeds: Mapping[
             continue
         strong_ok = term not in idiom_terms
         candidate = Candidate(term, score.owner, score.owner_messages, strong_ok)
-        out[(term, score.owner)] = Proposal(candidate, term, "learned", _learned_start(score, strong_ok, settings), score)
+        start = _learned_start(score, strong_ok, settings)
+        out[(term, score.owner)] = Proposal(candidate, term, "learned", start, score)
     return list(out.values())
 
 
@@ -84,7 +85,8 @@ def _learned_start(score: TermScore, strong_ok: bool, settings: LearnSettings) -
     if (strong_ok and score.share >= settings.strong_share and score.owner_messages >= settings.min_strong_messages
             and score.z >= settings.min_z):
         return STRONG
-    if score.share >= settings.weak_share and score.owner_messages >= settings.min_weak_messages and score.z >= settings.min_z:
+    if (score.share >= settings.weak_share and score.owner_messages >= settings.min_weak_messages
+            and score.z >= settings.min_z):
         return WEAK
     return OFF
 

@@ -20,8 +20,9 @@ Raises `NoDecisions` for a recording without decisions (version 1, or no `decisi
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 from proxy import channels
 from proxy.config.model import Config
@@ -67,7 +68,7 @@ def labels_from_recording(records: Sequence[dict[str, Any]], config: Config,
             envelopes = channels.parse(channel.type.value, body_of(record), channel.name)
         except UnparsedUpdate:
             continue
-        for envelope, decision in zip(envelopes, decisions):
+        for envelope, decision in zip(envelopes, decisions, strict=False):  # a short list: the rest unknown
             key = (channel.name, envelope.delivery_id) if envelope.delivery_id else None
             if key is not None and key in seen:
                 continue
@@ -99,7 +100,8 @@ def _labelled(messages: list[_Message]) -> tuple[LabelledMessage, ...]:
             out.append(LabelledMessage(message.text, message.agent, Evidence.CREDIT))
         else:
             out.append(LabelledMessage(message.text, message.agent, Evidence.CONTEXT))
-        pending = message.agent if message.explicit_rest is not None and not message_terms(message.explicit_rest) else None
+        alone = message.explicit_rest is not None and not message_terms(message.explicit_rest)
+        pending = message.agent if alone else None
     return tuple(out)
 
 

@@ -7,19 +7,20 @@ when it is wrong *and* moves the route (a false switch, or a first message sent 
 agent by keywords), because such a mistake also misroutes the messages after it; 0 otherwise
 (wrong by staying: the classifier or a later keyword can still catch it).
 
-Selection is coordinate ascent from the proposals (`proposals.initial_weight`): in a fixed order
-(most messages first, then term, then agent), each candidate takes the weight that raises the
-total value most, when it raises it by at least `min_gain` messages (raising a weight) or by
-anything (lowering one); two passes. Never on together: a phrase and a shorter term inside it
-for the same agent (both would score, counting one mention twice), and a learned term that an
-idiom contains as a strong keyword (your own lists may overlap). `gate_effect` is each chosen keyword's value to the total:
-what removing it alone would lose. Deterministic; costs O(candidate occurrences) per pass.
+Selection is coordinate ascent from the starting weights (`proposals.starting_weights`): in a
+fixed order (most messages first, then term, then agent), each candidate takes the weight that
+raises the total value most, when it raises it by at least `min_gain` messages (raising a
+weight) or by anything (lowering one); two passes. Two rules hold throughout: a phrase and a
+shorter term inside it are never both on for one agent (one mention would score twice; your own
+lists may overlap, as you wrote them), and a learned term that an idiom contains is never strong.
+`gate_effect` is each chosen keyword's value to the total: what removing it alone would lose.
+Deterministic; costs O(candidate occurrences) per pass.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Mapping, Sequence
 
 from proxy.learn.gate import GateRules, predict
 

@@ -15,23 +15,30 @@ All entries are in the keyword gate's normal form (casefolded word tokens joined
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 from proxy.routing.keywords import fold, words
 
-FUNCTION_WORDS = frozenset("""
-a about above after again against all also am an and any are aren as at be because been before
-being below between both but by can cannot could couldn d did didn do does doesn doing don down
-during each either else ever every few for from further had hadn has hasn have haven having he
-her here hers herself him himself his how i if in into is isn it its itself just let ll m me
-might mine more most must my myself no nor not now o of off on once one only or other our ours
-ourselves out over own re s same shall she should shouldn so some such t than that the their
-theirs them themselves then there these they this those through to too under until up upon us
-ve very was wasn we were weren what when where which while who whom whose why will with won
-would wouldn y yet you your yours yourself yourselves
-ok okay yes yeah yep yup no nope sure please pls thanks thank thx ty hi hello hey bye goodbye
-great good nice cool fine well oh ah um uh hmm lol
-get got go going want wanted need needed like would could make know think see look looking
-something anything thing things really maybe much many lot
-""".split())
+FUNCTION_WORDS = frozenset((
+    "a", "about", "above", "after", "again", "against", "all", "also", "am", "an", "and", "any", "are",
+    "aren", "as", "at", "be", "because", "been", "before", "being", "below", "between", "both", "but",
+    "by", "can", "cannot", "could", "couldn", "d", "did", "didn", "do", "does", "doesn", "doing", "don",
+    "down", "during", "each", "either", "else", "ever", "every", "few", "for", "from", "further", "had",
+    "hadn", "has", "hasn", "have", "haven", "having", "he", "her", "here", "hers", "herself", "him",
+    "himself", "his", "how", "i", "if", "in", "into", "is", "isn", "it", "its", "itself", "just", "let",
+    "ll", "m", "me", "might", "mine", "more", "most", "must", "my", "myself", "no", "nor", "not", "now",
+    "o", "of", "off", "on", "once", "one", "only", "or", "other", "our", "ours", "ourselves", "out",
+    "over", "own", "re", "s", "same", "shall", "she", "should", "shouldn", "so", "some", "such", "t",
+    "than", "that", "the", "their", "theirs", "them", "themselves", "then", "there", "these", "they",
+    "this", "those", "through", "to", "too", "under", "until", "up", "upon", "us", "ve", "very", "was",
+    "wasn", "we", "were", "weren", "what", "when", "where", "which", "while", "who", "whom", "whose",
+    "why", "will", "with", "won", "would", "wouldn", "y", "yet", "you", "your", "yours", "yourself",
+    "yourselves", "ok", "okay", "yes", "yeah", "yep", "yup", "no", "nope", "sure", "please", "pls",
+    "thanks", "thank", "thx", "ty", "hi", "hello", "hey", "bye", "goodbye", "great", "good", "nice",
+    "cool", "fine", "well", "oh", "ah", "um", "uh", "hmm", "lol", "get", "got", "go", "going", "want",
+    "wanted", "need", "needed", "like", "would", "could", "make", "know", "think", "see", "look",
+    "looking", "something", "anything", "thing", "things", "really", "maybe", "much", "many", "lot",
+))
 """Words that never make a keyword on their own (gate normal form)."""
 
 IDIOMS = (
@@ -60,7 +67,7 @@ def idiom_terms() -> frozenset[str]:
     terms: set[str] = set()
     for tokens in IDIOM_TOKENS:
         terms.update(t for t in tokens if t not in FUNCTION_WORDS)
-        terms.update(f"{a} {b}" for a, b in zip(tokens, tokens[1:]) if not (a in FUNCTION_WORDS and b in FUNCTION_WORDS))
+        terms.update(f"{a} {b}" for a, b in pairwise(tokens) if not (a in FUNCTION_WORDS and b in FUNCTION_WORDS))
     return frozenset(terms)
 
 

@@ -32,8 +32,8 @@ def message_terms(text: str) -> frozenset[str]:
                 terms.add(token)
             if i and usable[i] and usable[i - 1] and not (token in FUNCTION_WORDS and run[i - 1] in FUNCTION_WORDS):
                 terms.add(f"{run[i - 1]} {token}")
-    for run in no_space_runs(folded):
-        terms.update(run[i:i + 2] for i in range(len(run) - 1))
+    for chars in no_space_runs(folded):
+        terms.update(chars[i:i + 2] for i in range(len(chars) - 1))
     return frozenset(terms)
 
 

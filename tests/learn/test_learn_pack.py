@@ -8,7 +8,7 @@ from proxy.learn.labels import from_corpus
 from proxy.learn.learner import learn
 from proxy.learn.pack import render_pack, write_packs
 from proxy.replay.cli import RECOMMENDED
-from tests.learn.test_learn_learner import CORPUS, H, SEEDS, SMALL, T
+from tests.learn.test_learn_learner import CORPUS, SEEDS, SMALL, H, T
 
 CONFIG = """
 [agents.hotel]

@@ -7,8 +7,8 @@ import pytest
 from proxy.learn.counts import TermCounts
 from proxy.learn.proposals import Seeds, propose, starting_weights
 from proxy.learn.scoring import TermScore
-from proxy.learn.settings import LearnSettings
 from proxy.learn.selection import related_candidates
+from proxy.learn.settings import LearnSettings
 from proxy.learn.terms import sub_terms
 
 EMPTY = TermCounts({"hotel": 100, "taxi": 100}, {})
