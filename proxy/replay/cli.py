@@ -200,6 +200,10 @@ def _run_sweep(args: argparse.Namespace, conversations, agents, judge: str) -> i
 def _run_recording(args: argparse.Namespace) -> int:
     from proxy.replay.recorded import compare, format_changes, heuristic_for, load_recording, route_recording
 
+    if args.rules:
+        print("replay: --rules applies to a corpus; for a recording, name the packs in the NEW config "
+              "([agents.X] rules = \"learned/X.toml\")", file=sys.stderr)
+        return 2
     recording = load_recording(args.file)
     records = recording.records
     old_path = args.baseline or recording.config

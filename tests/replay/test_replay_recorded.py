@@ -182,3 +182,12 @@ def test_records_are_read_in_time_order_whatever_their_line_order() -> None:
              json.dumps({"time": 20.0, "body": "c"})]
     named, records = read_recording(lines)
     assert (named, [r["body"] for r in records]) == ("/c.toml", ["a", "b", "c"])
+
+
+def test_rules_folders_are_for_corpora(tmp_path, capsys) -> None:
+    path = tmp_path / "traffic.jsonl"
+    path.write_text(json.dumps({"recording": "stickyroute", "version": 2, "config": "/c.toml"}) + "\n")
+    parser = argparse.ArgumentParser()
+    replay_cli.add_arguments(parser)
+    assert replay_cli.run(parser.parse_args([str(path), "--config", "new.toml", "--rules", str(tmp_path)])) == 2
+    assert capsys.readouterr().err.startswith("replay: --rules applies to a corpus; for a recording, name the packs")
