@@ -75,3 +75,16 @@ def test_the_same_input_gives_byte_identical_packs_whatever_the_hash_seed(tmp_pa
         outputs.append({p.name: p.read_bytes() for p in sorted(out.iterdir())})
     assert outputs[0] == outputs[1]
     assert len(outputs[0]) == 7 and all(b.startswith(b"# Rule pack") for b in outputs[0].values())
+
+
+def test_a_word_of_an_idiom_is_never_a_strong_learned_keyword() -> None:
+    texts = ["what is the weather forecast for paris", "weather forecast for rome please",
+             "the weather forecast for tomorrow", "is the weather forecast good for berlin"]
+    corpus = [conv(str(i), (text, "weather", False), ("and book a table for dinner", "food", False))
+              for i, text in enumerate(texts)]
+    weather, food = learn(from_corpus(corpus, {"weather", "food"}), {"weather": Seeds(), "food": Seeds()},
+                          RECOMMENDED, "default", SMALL)
+    # "weather" is in every weather message, but "under the weather" is an idiom: never strong
+    # (weak would add nothing here: "forecast" already decides every one of them)
+    assert ([k.spelling for k in weather.keywords], [k.spelling for k in weather.weak_keywords]) == (["forecast"], [])
+    assert [k.spelling for k in food.keywords] == ["a table", "and book", "book a", "dinner", "table for"]
