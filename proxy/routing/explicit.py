@@ -123,3 +123,13 @@ def parse_explicit(text: str | None, names: AgentNames, bot_username: str | None
     if command is not None:
         return ExplicitSwitch(ExplicitKind.UNKNOWN)
     return NO_SWITCH
+
+
+def without_explicit(text: str) -> str:
+    """`text` without its explicit syntax: a leading `/agent[@bot] [name]` command and every
+    `@name` mention (known or not), so what is left is what the message is about."""
+    stripped = text.strip()
+    command = _COMMAND.match(stripped)
+    if command is not None:
+        stripped = stripped[command.end():]
+    return _MENTION.sub(" ", stripped).strip()

@@ -28,16 +28,36 @@ _NO_SPACE_RANGES = (
     "\uf900-\ufaff\uac00-\ud7af"
 )
 _NO_SPACE_SCRIPTS = re.compile(f"[{_NO_SPACE_RANGES}]")
+_NO_SPACE_RUN = re.compile(f"[{_NO_SPACE_RANGES}]+")
 _WORD = re.compile(f"[^\\W{_NO_SPACE_RANGES}]+")
 """A word: a run of word characters outside the scripts without spaces (those match as substrings)."""
 
 
-def _fold(text: str) -> str:
+def fold(text: str) -> str:
     """Casefolded NFC text (the form both keywords and messages are matched in)."""
     folded = text.casefold()
     if folded.isascii():
         return folded
     return unicodedata.normalize("NFC", folded)
+
+
+def words(folded: str) -> list[str]:
+    """The word tokens of `fold(text)` the gate matches keywords against, in order."""
+    return _WORD.findall(folded)
+
+
+def no_space_runs(folded: str) -> list[str]:
+    """The runs of `fold(text)` written in scripts without spaces (matched as substrings)."""
+    return _NO_SPACE_RUN.findall(folded)
+
+
+def keyword_form(keyword: str) -> str | tuple[str, ...]:
+    """How the gate matches `keyword`: a tuple of word tokens (a phrase), or the folded string
+    itself when it is written in a script without spaces (a substring). `()` never matches."""
+    folded = fold(keyword).strip()
+    if _NO_SPACE_SCRIPTS.search(folded):
+        return folded
+    return tuple(_WORD.findall(folded))
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,10 +101,7 @@ class KeywordScorer:
             weighted += [(k, weak_weight) for k in agent.weak_keywords]
             distinct: dict[str | tuple[str, ...], int] = {}
             for keyword, points in weighted:
-                folded = _fold(keyword).strip()
-                form: str | tuple[str, ...] = folded
-                if not _NO_SPACE_SCRIPTS.search(folded):
-                    form = tuple(_WORD.findall(folded))
+                form = keyword_form(keyword)
                 if form:
                     distinct[form] = max(points, distinct.get(form, points))
             for form, points in distinct.items():
@@ -99,7 +116,7 @@ class KeywordScorer:
 
     def scores(self, text: str) -> dict[str, int]:
         """Raw keyword score per agent for `text` (points; agents with 0 omitted)."""
-        folded = _fold(text)
+        folded = fold(text)
         tokens = _WORD.findall(folded)
         seen: set[int] = set()
         result: dict[str, int] = {}
