@@ -6,7 +6,6 @@ import argparse
 import asyncio
 import contextlib
 import json
-import logging
 import os
 import socket
 import sys
@@ -22,17 +21,6 @@ DEFAULT_CONFIG = "config/proxy.toml"
 DEFAULT_ADMIN_URL = "http://127.0.0.1:9090"
 
 
-def configure_logging() -> None:
-    """INFO lines to stderr; per-record thread/process/caller look-ups off (they cost tens of
-    microseconds per decision line: Python logging HOWTO, "Optimization")."""
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    logging.getLogger("httpx").setLevel(logging.WARNING)
-    logging.logThreads = False
-    logging.logProcesses = False
-    logging.logMultiprocessing = False
-    logging._srcfile = None  # skip findCaller (documented knob)
-
-
 def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of `stickyroute serve`."""
     parser.add_argument("--config", required=True, help="path of the TOML config")
@@ -46,7 +34,13 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run_serve(args: argparse.Namespace) -> int:
     """Serve until interrupted; exit 2 on a config error (every problem printed)."""
+    from proxy.server.logs import configure_logging
+
     configure_logging()
+    return _serve(args)
+
+
+def _serve(args: argparse.Namespace) -> int:
     try:
         config = load_config(args.config)
     except ConfigError as exc:

@@ -26,6 +26,8 @@ from proxy.state.base import ConversationState
 from proxy.state.route import ConversationKey
 
 log = logging.getLogger("stickyroute.decision")
+_ENCODE = json.JSONEncoder(ensure_ascii=False).encode
+"""One encoder for every decision line (`json.dumps` with options builds a new one per call)."""
 
 
 class Router:
@@ -103,7 +105,7 @@ class Router:
             line["scores"] = dict(decision.scores)
         if self._rules[channel].settings.log_text and envelope.text:
             line["text"] = envelope.text
-        log.info("%s", json.dumps(line, ensure_ascii=False))
+        log.info("%s", _ENCODE(line))
 
 
 def reason_counts(router: Router) -> Mapping[str, Mapping[str, int]]:
