@@ -3,6 +3,7 @@
     StickyrouteError
     ├── ConfigError              a config file is invalid (carries every problem found)
     ├── UnparsedUpdate           a webhook body we cannot read as a known platform shape
+    ├── LeaseTimeout             (proxy.state) a conversation stayed held past the caller's wait
     ├── UpstreamError            the forwarding leg failed
     │   ├── UpstreamConnectError     the agent refused or could not be reached (-> 502)
     │   └── UpstreamTimeout          the agent did not answer in time (-> 504)

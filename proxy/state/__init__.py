@@ -16,6 +16,7 @@ from proxy.state.base import (
     DeliveryKey,
     DeliveryLog,
     Lease,
+    LeaseTimeout,
     limits_for,
 )
 from proxy.state.memory import MemoryConversationState, MemoryDeliveryLog
@@ -23,5 +24,6 @@ from proxy.state.route import ConversationKey, Route
 
 __all__ = [
     "Claim", "ClaimState", "ConversationKey", "ConversationLimits", "ConversationState", "DecisionMemo",
-    "DeliveryKey", "DeliveryLog", "Lease", "MemoryConversationState", "MemoryDeliveryLog", "Route", "limits_for",
+    "DeliveryKey", "DeliveryLog", "Lease", "LeaseTimeout", "MemoryConversationState", "MemoryDeliveryLog", "Route",
+    "limits_for",
 ]

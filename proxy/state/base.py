@@ -28,8 +28,14 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from proxy.config.model import Config
+from proxy.errors import StickyrouteError
 from proxy.reply import Reply
 from proxy.state.route import ConversationKey, Route
+
+
+class LeaseTimeout(StickyrouteError):
+    """Another decision of the conversation still runs after the caller's `wait_s`."""
+
 
 DeliveryKey = tuple[str, str]
 """(channel name, delivery id): Telegram `update_id`, WhatsApp wamid, status id + status..."""
@@ -67,8 +73,11 @@ class Lease:
 class ConversationState(Protocol):
     """Routes per conversation key, one decision at a time per conversation."""
 
-    async def acquire(self, key: ConversationKey, now: float) -> Lease:
-        """Wait until no other decision of `key` runs, then hold it; the lease has the live route."""
+    async def acquire(self, key: ConversationKey, now: float, wait_s: float | None = None) -> Lease:
+        """Wait until no other decision of `key` runs, then hold it; the lease has the live route.
+
+        Raises `LeaseTimeout` when the conversation is still held after `wait_s` seconds (None:
+        wait as long as it takes)."""
         ...
 
     async def commit(self, lease: Lease, now: float, *, store: Route | None = None, forget: bool = False,

@@ -30,6 +30,7 @@ from proxy.state.base import (
     DecisionMemo,
     DeliveryKey,
     Lease,
+    LeaseTimeout,
 )
 from proxy.state.route import ConversationKey, Route
 
@@ -76,13 +77,17 @@ class MemoryConversationState:
         self._locks: dict[ConversationKey, tuple[asyncio.Lock, int]] = {}
         self._tokens = 0
 
-    async def acquire(self, key: ConversationKey, now: float) -> Lease:
+    async def acquire(self, key: ConversationKey, now: float, wait_s: float | None = None) -> Lease:
         lock, users = self._locks.get(key, (None, 0))
         if lock is None:
             lock = asyncio.Lock()
         self._locks[key] = (lock, users + 1)
         try:
-            await lock.acquire()
+            async with asyncio.timeout(wait_s):
+                await lock.acquire()
+        except TimeoutError:
+            self._leave(key)
+            raise LeaseTimeout(f"conversation {key.hashed()} still held after {wait_s} s") from None
         except BaseException:
             self._leave(key)
             raise

@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import pytest
 
-from proxy.state.base import ConversationState
+from proxy.state.base import ConversationState, LeaseTimeout
 from proxy.state.route import ConversationKey, Route
 from tests.state.backends import RECENT, T0, TTL_S
 
@@ -160,6 +160,16 @@ async def test_different_conversations_do_not_wait_for_each_other(conversations:
     await conversations.release(other)
     await conversations.release(held)
     assert other.key == B
+
+
+async def test_acquire_gives_up_after_wait_s_and_leaves_the_holder_alone(conversations: ConversationState) -> None:
+    held = await conversations.acquire(A, T0)
+    with pytest.raises(LeaseTimeout):
+        await asyncio.wait_for(conversations.acquire(A, T0, wait_s=0.05), GUARD_S)
+    await conversations.commit(held, T0, store=route())
+    lease = await asyncio.wait_for(conversations.acquire(A, T0 + 1, wait_s=GUARD_S), GUARD_S)
+    await conversations.release(lease)
+    assert lease.route == route()
 
 
 async def test_release_writes_nothing_and_lets_the_next_decision_in(conversations: ConversationState) -> None:
