@@ -1,0 +1,157 @@
+"""The Redis connection of one process: one pool, the registered scripts, every operation bounded
+by `op_timeout_s`, every redis-py error translated to `StateUnavailable` (raised from it).
+
+    store = RedisStore(url, prefix="stickyroute:", op_timeout_s=0.05)
+    await store.run("acquire", ACQUIRE, [hash, lock], [token, lock_ms])   one EVALSHA, one round trip
+    await store.run_many("claim", [(CLAIM, keys, args), ...])            one pipeline, one round trip
+
+redis-py asyncio with hiredis parses replies (bytes, `decode_responses=False`). A connection
+whose command was cut by the timeout is dropped by redis-py (never reused half-read). One retry
+without back-off covers a pooled connection that a Redis restart closed; the deadline bounds it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+from redis.asyncio import Redis
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
+from redis.exceptions import NoScriptError, RedisError
+
+from proxy.state.base import StateUnavailable
+from proxy.state.redis.keys import KeyLayout
+
+Call = tuple[str, Sequence[str], Sequence[Any]]
+"""(script source, keys, args) of one EVALSHA."""
+
+SCAN_BATCH = 1000
+"""Keys asked per SCAN call (and read per pipeline) by the O(n) counts."""
+
+
+def masked(url: str) -> str:
+    """`url` with its password replaced by ***, for logs and messages."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return "<unparseable url>"
+    if parts.password is None:
+        return url
+    user = parts.username or ""
+    host = parts.hostname or ""
+    if ":" in host:
+        host = f"[{host}]"
+    port = f":{parts.port}" if parts.port else ""
+    return urlunsplit(parts._replace(netloc=f"{user}:***@{host}{port}"))
+
+
+def describe(exc: BaseException, op_timeout_s: float) -> str:
+    """The exact error, as logged: redis-py's message, or the deadline that passed."""
+    if isinstance(exc, TimeoutError) and not str(exc):
+        return f"no answer within op_timeout_ms = {op_timeout_s * 1000:g}"
+    return f"{type(exc).__name__}: {exc}"
+
+
+def translate(exc: BaseException, what: str, op_timeout_s: float) -> StateUnavailable:
+    """The StateUnavailable for a foreign error of operation `what` (raise it `from exc`)."""
+    return StateUnavailable(f"redis {what}: {describe(exc, op_timeout_s)}")
+
+
+FOREIGN_ERRORS = (RedisError, OSError, TimeoutError)
+"""What a Redis operation may raise besides cancellation (all translated)."""
+
+
+class RedisStore:
+    """One Redis connection pool, the scripts and the key layout (see the module docstring).
+
+    `client` replaces the client built from `url` (tests). `margin_s` pads Redis's own expiry
+    of routes (garbage collection only; the caller's clock decides what is live).
+    """
+
+    def __init__(self, url: str, prefix: str = "stickyroute:", op_timeout_s: float = 0.05,
+                 client: Redis | None = None) -> None:
+        self.url = masked(url)
+        self.keys = KeyLayout(prefix)
+        self.op_timeout_s = op_timeout_s
+        self.margin_ms = 1000
+        self.client = client if client is not None else Redis.from_url(
+            url, retry=Retry(NoBackoff(), 1), socket_connect_timeout=max(op_timeout_s, 1.0),
+            health_check_interval=0)
+        self._sha: dict[str, str] = {}
+
+    async def _evalsha(self, source: str, keys: Sequence[str], args: Sequence[Any]) -> Any:
+        sha = self._sha.get(source)
+        if sha is None:
+            sha = self._sha[source] = await self.client.script_load(source)
+        try:
+            return await self.client.evalsha(sha, len(keys), *keys, *args)
+        except NoScriptError:  # Redis restarted (empty script cache): load and run again
+            self._sha[source] = await self.client.script_load(source)
+            return await self.client.evalsha(self._sha[source], len(keys), *keys, *args)
+
+    async def run(self, what: str, source: str, keys: Sequence[str], args: Sequence[Any]) -> Any:
+        """One script call (one round trip; two after a Redis restart reloaded it)."""
+        try:
+            async with asyncio.timeout(self.op_timeout_s):
+                return await self._evalsha(source, keys, args)
+        except FOREIGN_ERRORS as exc:
+            raise translate(exc, what, self.op_timeout_s) from exc
+
+    async def run_many(self, what: str, calls: Sequence[Call]) -> list[Any]:
+        """Several script calls in one pipeline (one round trip); results in order."""
+        if len(calls) == 1:
+            return [await self.run(what, *calls[0])]
+        try:
+            async with asyncio.timeout(self.op_timeout_s):
+                for source, _keys, _args in calls:
+                    if source not in self._sha:
+                        self._sha[source] = await self.client.script_load(source)
+                try:
+                    return await self._pipeline(calls)
+                except NoScriptError:
+                    for source in {c[0] for c in calls}:
+                        self._sha[source] = await self.client.script_load(source)
+                    return await self._pipeline(calls)
+        except FOREIGN_ERRORS as exc:
+            raise translate(exc, what, self.op_timeout_s) from exc
+
+    async def _pipeline(self, calls: Sequence[Call]) -> list[Any]:
+        pipe = self.client.pipeline(transaction=False)
+        for source, keys, args in calls:
+            pipe.evalsha(self._sha[source], len(keys), *keys, *args)
+        return list(await pipe.execute())
+
+    async def scan_fields(self, what: str, pattern: str, fields: Sequence[str]) -> AsyncIterator[list[Any]]:
+        """HMGET `fields` of every key matching `pattern`: one list of values per key, a SCAN
+        and a pipeline per `SCAN_BATCH` keys, each bounded by the op timeout."""
+        cursor: int = 0
+        while True:
+            try:
+                async with asyncio.timeout(self.op_timeout_s):
+                    cursor, names = await self.client.scan(cursor, match=pattern, count=SCAN_BATCH)
+                    pipe = self.client.pipeline(transaction=False)
+                    for name in names:
+                        pipe.hmget(name, list(fields))
+                    rows = await pipe.execute() if names else []
+            except FOREIGN_ERRORS as exc:
+                raise translate(exc, what, self.op_timeout_s) from exc
+            for row in rows:
+                yield row
+            if cursor == 0:
+                return
+
+    async def ping(self) -> None:
+        """Raise StateUnavailable unless Redis answers PING within the op timeout."""
+        try:
+            async with asyncio.timeout(self.op_timeout_s):
+                await self.client.ping()
+        except FOREIGN_ERRORS as exc:
+            raise translate(exc, "ping", self.op_timeout_s) from exc
+
+    async def aclose(self) -> None:
+        """Close the pool's connections."""
+        await self.client.aclose()
+
