@@ -9,8 +9,8 @@ from __future__ import annotations
 import math
 
 from proxy.state.budget import capacity_for
-from proxy.state.redis.scripts import TAKE
 from proxy.state.redis.client import RedisStore
+from proxy.state.redis.scripts import TAKE
 
 _IDLE_MS = 60_000
 """Expiry of a bucket that never refills (0 calls per minute)."""

@@ -30,9 +30,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from proxy.state.base import ConversationLimits, Lease, LeaseTimeout, StateUnavailable
-from proxy.state.redis.scripts import ACQUIRE, COMMIT, DELETE, PUT, RELEASE
 from proxy.state.redis.client import RedisStore
 from proxy.state.redis.codec import recent_blob, recent_from, route_args, route_from
+from proxy.state.redis.scripts import ACQUIRE, COMMIT, DELETE, PUT, RELEASE
 from proxy.state.route import ConversationKey, Route
 
 log = logging.getLogger("stickyroute.state")

@@ -31,9 +31,9 @@ from cachetools import LRUCache
 
 from proxy.reply import Reply
 from proxy.state.base import Claim, ClaimState, DecisionMemo, DeliveryKey
-from proxy.state.redis.scripts import CLAIM, COMPLETE, FAIL, SETTLE
 from proxy.state.redis.client import Call, RedisStore
 from proxy.state.redis.codec import memo_blob, memo_from, reply_blob, reply_from
+from proxy.state.redis.scripts import CLAIM, COMPLETE, FAIL, SETTLE
 
 POLL_FIRST_S = 0.002
 POLL_MAX_S = 0.05
