@@ -20,7 +20,13 @@ from urllib.parse import urlsplit, urlunsplit
 from redis.asyncio import Redis
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
-from redis.exceptions import NoScriptError, RedisError
+from redis.exceptions import (
+    ChildDeadlockedError,
+    IncorrectPolicyType,
+    NoScriptError,
+    RedisClusterException,
+    RedisError,
+)
 
 from proxy.state.base import StateUnavailable
 from proxy.state.redis.keys import KeyLayout
@@ -60,8 +66,10 @@ def translate(exc: BaseException, what: str, op_timeout_s: float) -> StateUnavai
     return StateUnavailable(f"redis {what}: {describe(exc, op_timeout_s)}")
 
 
-FOREIGN_ERRORS = (RedisError, OSError, TimeoutError)
-"""What a Redis operation may raise besides cancellation (all translated)."""
+FOREIGN_ERRORS = (RedisError, RedisClusterException, ChildDeadlockedError, IncorrectPolicyType, OSError,
+                  TimeoutError)
+"""What a Redis operation may raise besides cancellation (all translated; a test walks
+redis.exceptions so a new redis-py error class cannot slip through)."""
 
 
 class RedisStore:
