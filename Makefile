@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 CONFIG ?= config/proxy.toml
 
-.PHONY: install run test lint bench eval check clean
+.PHONY: install run test lint bench bench-state eval check clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -30,6 +30,9 @@ check: install
 
 bench: install
 	$(PY) bench/run.py
+
+bench-state: install
+	$(PY) bench/state_bench.py
 
 eval: install
 	$(VENV)/bin/stickyroute replay ../shared/corpus/dev.jsonl --agents ../shared/corpus/agents.toml --strategy all --classifier oracle

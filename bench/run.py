@@ -371,9 +371,11 @@ def main() -> int:
         sys.path.insert(0, str(HERE))
         import keywords_bench
         import memory_bench
+        import state_bench
 
         keywords_bench.main()
         memory_bench.main()
+        state_bench.main()
     return 0
 
 
