@@ -101,15 +101,16 @@ def redis_benchmark(url: str) -> dict[str, float]:
     base = [binary, "-h", str(host), "-p", str(port), "-c", str(CONNS), "-P", "1", "-n", "200000", "-q", "-r", "100000"]
     out = {}
     for label, command in (("SET", ["SET", "bench:{__rand_int__}", "x"]),
-                           ("EVALSHA acquire", ["EVALSHA", sha, "2", "bench:{__rand_int__}", "bench:{__rand_int__}:l",
+                           ("EVALSHA acquire", ["EVALSHA", sha, "2", "bench-c:{__rand_int__}", "bench-c:{__rand_int__}:l",
                                                 "1", "3000"])):
         done = subprocess.run(base + command, capture_output=True, text=True, check=False)
         found = re.findall(r"([\d.]+) requests per second", done.stdout.replace("\r", "\n"))
         if not found:
             print(f"state bench: redis-benchmark {label}: {done.stdout[-300:]} {done.stderr[-300:]}", file=sys.stderr)
         out[label] = float(found[-1]) if found else 0.0
-    for name in client.scan_iter(match="bench:*", count=1000):
-        client.delete(name)
+    for pattern in ("bench:*", "bench-c:*"):
+        for name in client.scan_iter(match=pattern, count=1000):
+            client.delete(name)
     client.close()
     return out
 
