@@ -203,3 +203,23 @@ async def test_a_redis_that_does_not_answer_fails_within_the_op_timeout() -> Non
         with pytest.raises(StateUnavailable, match="no answer within op_timeout_ms = 100"):
             await asyncio.wait_for(mute.ping(), GUARD_S)
         await mute.aclose()
+
+
+@pytest.mark.parametrize("args", [
+    ("EVALSHA", "0875cb14", 2, "p:c:t:{ab}", "p:c:t:{ab}:lock", 123456789, "s", "1700000000.123", b"\x00\xff", 1801000),
+    ("SCRIPT LOAD", "return 1"),
+    (b"SCRIPT LOAD", "return 1"),
+    ("PING",),
+], ids=["evalsha", "two-word-command", "two-word-bytes", "ping"])
+def test_commands_are_packed_in_c_to_the_bytes_redis_py_would_send(args: tuple[object, ...]) -> None:
+    from redis.asyncio.connection import Connection
+
+    from proxy.state.redis.client import _TcpConnection
+
+    assert _TcpConnection().pack_command(*args) == [b"".join(Connection().pack_command(*args))]
+
+
+async def test_the_store_packs_in_c_on_every_scheme() -> None:
+    kinds = [RedisStore(url, "x:").client.connection_pool.connection_class.__name__
+             for url in ("redis://h:1/0", "rediss://h:1/0", "unix:///tmp/r.sock")]
+    assert kinds == ["_TcpConnection", "_TlsConnection", "_UnixConnection"]

@@ -23,7 +23,9 @@ from collections.abc import AsyncIterator, Sequence
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+import hiredis
 from redis.asyncio import Redis
+from redis.asyncio.connection import AbstractConnection, Connection, SSLConnection, UnixDomainSocketConnection
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 from redis.exceptions import (
@@ -43,6 +45,35 @@ _Queued = tuple[str, Sequence[str], Sequence[Any], "asyncio.Future[Any]"]
 
 SCAN_BATCH = 1000
 """Keys asked per SCAN call (and read per pipeline) by the O(n) counts."""
+
+
+class _HiredisPacking(AbstractConnection):
+    """redis-py's asyncio connections pack commands in Python (about 28 µs for a commit's 17
+    arguments here); hiredis packs the same bytes in C (5 µs), as redis-py's sync client does
+    when hiredis is installed. A multi-word command name ("SCRIPT LOAD") is split the same way."""
+
+    def pack_command(self, *args: Any) -> list[bytes]:
+        if isinstance(args[0], str):
+            args = tuple(args[0].encode().split()) + args[1:]
+        elif b" " in args[0]:
+            args = tuple(args[0].split()) + args[1:]
+        return [hiredis.pack_command(args)]
+
+
+class _TcpConnection(_HiredisPacking, Connection):
+    pass
+
+
+class _TlsConnection(_HiredisPacking, SSLConnection):
+    pass
+
+
+class _UnixConnection(_HiredisPacking, UnixDomainSocketConnection):
+    pass
+
+
+_PACKED: dict[type[AbstractConnection], type[AbstractConnection]] = {
+    Connection: _TcpConnection, SSLConnection: _TlsConnection, UnixDomainSocketConnection: _UnixConnection}
 
 
 def masked(url: str) -> str:
@@ -92,9 +123,12 @@ class RedisStore:
         self.keys = KeyLayout(prefix)
         self.op_timeout_s = op_timeout_s
         self.margin_ms = 1000
-        self.client = client if client is not None else Redis.from_url(
-            url, retry=Retry(NoBackoff(), 1), socket_connect_timeout=max(op_timeout_s, 1.0),
-            health_check_interval=0)
+        if client is None:
+            client = Redis.from_url(url, retry=Retry(NoBackoff(), 1), socket_connect_timeout=max(op_timeout_s, 1.0),
+                                    health_check_interval=0)
+            pool = client.connection_pool  # the scheme chose the class (tcp, tls, unix): the same, packed in C
+            pool.connection_class = _PACKED.get(pool.connection_class, pool.connection_class)
+        self.client = client
         self._sha: dict[str, str] = {}
         self._pending: list[_Queued] = []
         self._batches: set[asyncio.Task[None]] = set()
@@ -118,13 +152,14 @@ class RedisStore:
         """Send one batch: a single EVALSHA, or one pipeline; NOSCRIPT (a restarted Redis) loads
         the scripts and sends again. Errors go to the callers' futures."""
         try:
-            for source in {q[0] for q in batch} - self._sha.keys():
-                self._sha[source] = await self.client.script_load(source)
-            results = await self._execute(batch)
-            if any(isinstance(r, NoScriptError) for r in results):
-                for source in {q[0] for q in batch}:
+            async with asyncio.timeout(self.op_timeout_s):  # one deadline for the batch's callers
+                for source in {q[0] for q in batch} - self._sha.keys():
                     self._sha[source] = await self.client.script_load(source)
                 results = await self._execute(batch)
+                if any(isinstance(r, NoScriptError) for r in results):
+                    for source in {q[0] for q in batch}:
+                        self._sha[source] = await self.client.script_load(source)
+                    results = await self._execute(batch)
         except BaseException as exc:
             for *_, future in batch:
                 if not future.done():
@@ -153,10 +188,10 @@ class RedisStore:
         return list(await pipe.execute(raise_on_error=False))
 
     async def run(self, what: str, source: str, keys: Sequence[str], args: Sequence[Any]) -> Any:
-        """One script call: one round trip, shared with the other calls of this loop iteration."""
+        """One script call: one round trip, shared with the other calls of this loop iteration
+        (the batch's deadline is `op_timeout_s` from its start)."""
         try:
-            async with asyncio.timeout(self.op_timeout_s):
-                return await self._submit(source, keys, args)
+            return await self._submit(source, keys, args)
         except FOREIGN_ERRORS as exc:
             raise translate(exc, what, self.op_timeout_s) from exc
 
@@ -164,11 +199,11 @@ class RedisStore:
         """Several script calls in one round trip; results in order."""
         futures = [self._submit(*call) for call in calls]
         try:
-            async with asyncio.timeout(self.op_timeout_s):
-                return list(await asyncio.gather(*futures))
+            return [await future for future in futures]
         except FOREIGN_ERRORS as exc:
-            for future in futures:
-                future.cancel()
+            for future in futures:  # the batch failed as a whole: the others hold the same error
+                if future.done() and not future.cancelled():
+                    future.exception()
             raise translate(exc, what, self.op_timeout_s) from exc
 
     async def scan_fields(self, what: str, pattern: str, fields: Sequence[str]) -> AsyncIterator[list[Any]]:
