@@ -74,6 +74,9 @@ def measure(wrk: str | None, args: argparse.Namespace, procs: run.Procs, tmp: Pa
         row["round_trips"] = sum(calls.get(k, 0) for k in ("evalsha", "eval", "ping", "scan")) / max(point.requests, 1)
         row["redis_cpu_us"] = (redis_cpu(client) - rcpu_before) / max(point.requests, 1) * 1e6
         row["calls"] = calls  # type: ignore[assignment]
+    log = (tmp / f"proxy-{port}.log").read_text(errors="replace")
+    row["degraded"] = log.count("unavailable (")
+    row["degraded_lines"] = [line for line in log.splitlines() if "unavailable (" in line][:3]  # type: ignore[assignment]
     procs.stop_all()
     return row
 
@@ -165,13 +168,16 @@ def render(rows: dict[str, dict[str, float]], sizes: dict[str, float], bench: di
              f"{args.duration:g} s after {args.warmup:g} s warm-up, bench/run.py's config and load "
              f"({os.cpu_count()} cores; load generator cpu1, stub + proxy cpu0).", "",
              "| backend | req/s | vs memory | p50 ms | p99 ms | proxy CPU µs/req | Redis round trips/req | "
-             "Redis CPU µs/req | errors |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+             "Redis CPU µs/req | errors | fell back to memory |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for label, r in rows.items():
         rt = f"{r['round_trips']:.2f}" if "round_trips" in r else "-"
         rc = f"{r['redis_cpu_us']:.0f}" if "redis_cpu_us" in r else "-"
         lines.append(f"| {label} | {r['rps']:,.0f} | {r['rps'] / memory:.0%} | {r['p50']:.2f} | {r['p99']:.2f} | "
-                     f"{r['cpu_us']:.0f} | {rt} | {rc} | {r['errors']:.0f} |")
+                     f"{r['cpu_us']:.0f} | {rt} | {rc} | {r['errors']:.0f} | {r['degraded']:.0f} times |")
     one = rows["redis, 1 worker"]
+    for label, r in rows.items():
+        for line in r.get("degraded_lines") or []:  # type: ignore[union-attr]
+            lines.append(f"- {label}: `{line}`")
     calls = one.get("calls") or {}
     per = ", ".join(f"{k} {v / max(one['rps'] * args.duration, 1):.2f}" for k, v in sorted(calls.items()))  # type: ignore[union-attr]
     lines += ["", f"- Redis commands per request (1 worker, scripts' inner commands included): {per}.",

@@ -5,12 +5,14 @@ process's memory backend while it is not.
     FallbackDeliveryLog         keys claimed in memory are completed, failed and settled there
     FallbackBudget              the shared bucket, else a per-process one
 
-An operation that raises `StateUnavailable` (an error, or slower than `op_timeout_ms`) degrades
-`BackendHealth` (one log line) and is served from memory; while degraded nothing is sent to the
-shared backend until its ping answers again. What was written to memory during the outage stays
-in this process (routes fall back to their defaults on the other replicas, deliveries are at
-least once: a redelivery may be forwarded again). A write to the shared backend that fails
-after its read succeeded (commit, complete) is lost the same way, never raised.
+An operation that raises `StateUnavailable` (an error, or slower than `op_timeout_ms`) is served
+from memory and reported to `BackendHealth`, which degrades (one log line) on a connection error
+or on the third slow operation in a row; while degraded nothing is sent to the shared backend
+(except a lease it holds, given back there) until its ping answers again. What was written to
+memory during the outage stays in this process (routes fall back to their defaults on the other
+replicas, deliveries are at least once: a redelivery may be forwarded again). A write to the
+shared backend that fails after its read succeeded (commit, complete) is lost the same way,
+never raised.
 """
 
 from __future__ import annotations
@@ -41,20 +43,26 @@ async def _either(health: BackendHealth, shared: Callable[[], Awaitable[T]], loc
     """`shared()` while the backend is up and answers, else `local()`."""
     if health.up:
         try:
-            return await shared()
+            result = await shared()
         except StateUnavailable as exc:
             health.failed(exc)
+        else:
+            health.succeeded()
+            return result
     return await local()
 
 
-async def _quietly(health: BackendHealth, write: Callable[[], Awaitable[None]]) -> None:
-    """A write to the shared backend that may be lost (never raised)."""
-    if not health.up:
+async def _quietly(health: BackendHealth, write: Callable[[], Awaitable[None]], *, always: bool = False) -> None:
+    """A write to the shared backend that may be lost (never raised); skipped while degraded
+    unless `always` (a lease taken on the shared backend is given back there)."""
+    if not health.up and not always:
         return
     try:
         await write()
     except StateUnavailable as exc:
         health.failed(exc)
+    else:
+        health.succeeded()
 
 
 class FallbackConversationState:
@@ -73,6 +81,7 @@ class FallbackConversationState:
             except StateUnavailable as exc:
                 self.health.failed(exc)
             else:
+                self.health.succeeded()
                 self._shared_leases.add((key, lease.token))
                 return lease
         return await self.local.acquire(key, now, wait_s)
@@ -87,19 +96,14 @@ class FallbackConversationState:
     async def commit(self, lease: Lease, now: float, *, store: Route | None = None, forget: bool = False,
                      text: str | None = None) -> None:
         if self._from_shared(lease):
-            try:
-                await self.shared.commit(lease, now, store=store, forget=forget, text=text)
-            except StateUnavailable as exc:
-                self.health.failed(exc)
+            await _quietly(self.health, lambda: self.shared.commit(lease, now, store=store, forget=forget, text=text),
+                           always=True)
             return
         await self.local.commit(lease, now, store=store, forget=forget, text=text)
 
     async def release(self, lease: Lease) -> None:
         if self._from_shared(lease):
-            try:
-                await self.shared.release(lease)
-            except StateUnavailable as exc:
-                self.health.failed(exc)
+            await _quietly(self.health, lambda: self.shared.release(lease), always=True)
             return
         await self.local.release(lease)
 
@@ -144,9 +148,12 @@ class FallbackDeliveryLog:
     async def claim(self, keys: Sequence[DeliveryKey], now: float) -> list[Claim]:
         if self.health.up:
             try:
-                return await self.shared.claim(keys, now)
+                claims = await self.shared.claim(keys, now)
             except StateUnavailable as exc:
                 self.health.failed(exc)
+            else:
+                self.health.succeeded()
+                return claims
         return [self._note(k, c) for k, c in zip(keys, await self.local.claim(keys, now), strict=True)]
 
     async def settle(self, key: DeliveryKey, now: float, timeout_s: float) -> Claim:
@@ -154,9 +161,12 @@ class FallbackDeliveryLog:
             self._forget(key)
         elif self.health.up:
             try:
-                return await self.shared.settle(key, now, timeout_s)
+                settled = await self.shared.settle(key, now, timeout_s)
             except StateUnavailable as exc:
                 self.health.failed(exc)
+            else:
+                self.health.succeeded()
+                return settled
         claim = await self.local.settle(key, now, timeout_s)
         if claim.state is ClaimState.FIRST:
             self._local_keys[key] += 1

@@ -24,6 +24,7 @@ from proxy.state.base import StateUnavailable
 log = logging.getLogger("stickyroute.state")
 
 PING_INTERVAL_S = 1.0
+SLOW_IN_A_ROW = 3
 
 
 class BackendHealth:
@@ -35,6 +36,7 @@ class BackendHealth:
         self.backend = backend
         self.url = url
         self.up = True
+        self._slow = 0
         self._ping = ping
         self._interval_s = interval_s
         self._watcher: asyncio.Task[None] | None = None
@@ -52,10 +54,20 @@ class BackendHealth:
         except StateUnavailable as exc:
             self.failed(exc)
 
+    def succeeded(self) -> None:
+        """An operation answered in time."""
+        self._slow = 0
+
     def failed(self, exc: StateUnavailable) -> None:
-        """An operation failed: degrade (one warning line) and start pinging until it answers."""
+        """An operation failed: degrade (one warning line) and start pinging until it answers;
+        a slow one only at the `SLOW_IN_A_ROW`th in a row."""
         if not self.up:
             return
+        if isinstance(exc.__cause__, TimeoutError):  # asyncio's deadline or redis-py's socket timeout
+            self._slow += 1
+            if self._slow < SLOW_IN_A_ROW:
+                return
+        self._slow = 0
         self.up = False
         self._gauge.set(0)
         log.warning("state: %s at %s unavailable (%s); serving on the per-process memory fallback until it "

@@ -11,7 +11,7 @@ import pytest
 from prometheus_client import CollectorRegistry
 
 from proxy.reply import Reply
-from proxy.state.base import ClaimState, ConversationLimits
+from proxy.state.base import ClaimState, ConversationLimits, StateUnavailable
 from proxy.state.budget import MemoryBudget
 from proxy.state.fallback import FallbackBudget, FallbackConversationState, FallbackDeliveryLog
 from proxy.state.health import BackendHealth
@@ -88,3 +88,22 @@ async def test_a_delivery_claimed_in_memory_ends_in_memory_after_redis_is_back(p
     assert ([c.state for c in claimed], spent, (await p.memory_log.claim([key], T0 + 2))[0].state,
             (await p.deliveries.claim([key], T0 + 2))[0].state) == (
         [ClaimState.FIRST], True, ClaimState.DONE, ClaimState.FIRST)
+
+
+async def test_one_slow_operation_falls_back_for_its_request_and_three_in_a_row_degrade() -> None:
+    health = BackendHealth("redis", "redis://x", None, CollectorRegistry())
+    slow = StateUnavailable("redis claim: no answer within op_timeout_ms = 50")
+    slow.__cause__ = TimeoutError()
+    refused = StateUnavailable("redis claim: ConnectionError: refused")
+    refused.__cause__ = ConnectionError("refused")
+    seen = []
+    for exc in (slow, slow):
+        health.failed(exc)
+        seen.append(health.up)
+    health.succeeded()
+    for exc in (slow, slow, slow):
+        health.failed(exc)
+        seen.append(health.up)
+    other = BackendHealth("redis", "redis://x", None, CollectorRegistry())
+    other.failed(refused)
+    assert (seen, other.up) == ([True, True, True, True, False], False)
