@@ -6,8 +6,8 @@ process's memory backend while it is not.
     FallbackBudget              the shared bucket, else a per-process one
 
 An operation that raises `StateUnavailable` (an error, or slower than `op_timeout_ms`) is served
-from memory and reported to `BackendHealth`, which degrades (one log line) on a connection error
-or on the third slow operation in a row; while degraded nothing is sent to the shared backend
+from memory and reported to `BackendHealth`, which degrades (one log line) on an error, or when
+a slow operation's probe ping fails too; while degraded nothing is sent to the shared backend
 (except a lease it holds, given back there) until its ping answers again. What was written to
 memory during the outage stays in this process (routes fall back to their defaults on the other
 replicas, deliveries are at least once: a redelivery may be forwarded again). A write to the
@@ -47,7 +47,6 @@ async def _either(health: BackendHealth, shared: Callable[[], Awaitable[T]], loc
         except StateUnavailable as exc:
             health.failed(exc)
         else:
-            health.succeeded()
             return result
     return await local()
 
@@ -61,8 +60,6 @@ async def _quietly(health: BackendHealth, write: Callable[[], Awaitable[None]], 
         await write()
     except StateUnavailable as exc:
         health.failed(exc)
-    else:
-        health.succeeded()
 
 
 class FallbackConversationState:
@@ -81,7 +78,6 @@ class FallbackConversationState:
             except StateUnavailable as exc:
                 self.health.failed(exc)
             else:
-                self.health.succeeded()
                 self._shared_leases.add((key, lease.token))
                 return lease
         return await self.local.acquire(key, now, wait_s)
@@ -152,7 +148,6 @@ class FallbackDeliveryLog:
             except StateUnavailable as exc:
                 self.health.failed(exc)
             else:
-                self.health.succeeded()
                 return claims
         return [self._note(k, c) for k, c in zip(keys, await self.local.claim(keys, now), strict=True)]
 
@@ -165,7 +160,6 @@ class FallbackDeliveryLog:
             except StateUnavailable as exc:
                 self.health.failed(exc)
             else:
-                self.health.succeeded()
                 return settled
         claim = await self.local.settle(key, now, timeout_s)
         if claim.state is ClaimState.FIRST:

@@ -24,22 +24,22 @@ from proxy.state.base import StateUnavailable
 log = logging.getLogger("stickyroute.state")
 
 PING_INTERVAL_S = 1.0
-SLOW_IN_A_ROW = 3
+PROBE_PATIENCE_S = 1.0
 
 
 class BackendHealth:
-    """Up/degraded state of one backend named `backend` at `url` (already masked); `ping`
-    raises StateUnavailable when it does not answer (None: nothing to check, always up)."""
+    """Up/degraded state of one backend named `backend` at `url` (already masked); `ping(timeout_s)`
+    raises StateUnavailable when it does not answer in time (None: nothing to check, always up)."""
 
-    def __init__(self, backend: str, url: str, ping: Callable[[], Awaitable[None]] | None,
+    def __init__(self, backend: str, url: str, ping: Callable[[float], Awaitable[None]] | None,
                  registry: CollectorRegistry | None = None, interval_s: float = PING_INTERVAL_S) -> None:
         self.backend = backend
         self.url = url
         self.up = True
-        self._slow = 0
         self._ping = ping
         self._interval_s = interval_s
         self._watcher: asyncio.Task[None] | None = None
+        self._probe: asyncio.Task[None] | None = None
         self._gauge = Gauge("stickyroute_state_backend_up",
                             "1 while the shared state backend answers; 0 while serving on the per-process "
                             "memory fallback.", ("backend",), registry=registry).labels(backend)
@@ -50,24 +50,31 @@ class BackendHealth:
         if self._ping is None:
             return
         try:
-            await self._ping()
+            await self._ping(PROBE_PATIENCE_S)
         except StateUnavailable as exc:
-            self.failed(exc)
-
-    def succeeded(self) -> None:
-        """An operation answered in time."""
-        self._slow = 0
+            self._degrade(exc)
 
     def failed(self, exc: StateUnavailable) -> None:
         """An operation failed: degrade (one warning line) and start pinging until it answers;
-        a slow one only at the `SLOW_IN_A_ROW`th in a row."""
+        a slow one (its cause a TimeoutError) only when a probe ping fails too."""
         if not self.up:
             return
-        if isinstance(exc.__cause__, TimeoutError):  # asyncio's deadline or redis-py's socket timeout
-            self._slow += 1
-            if self._slow < SLOW_IN_A_ROW:
-                return
-        self._slow = 0
+        if isinstance(exc.__cause__, TimeoutError) and self._ping is not None:  # asyncio's or redis-py's
+            if self._probe is None or self._probe.done():
+                self._probe = asyncio.get_running_loop().create_task(self._probe_after(exc))
+            return
+        self._degrade(exc)
+
+    async def _probe_after(self, slow: StateUnavailable) -> None:
+        assert self._ping is not None
+        try:
+            await self._ping(PROBE_PATIENCE_S)
+        except StateUnavailable as exc:
+            self._degrade(StateUnavailable(f"{slow}, then {exc}"))
+
+    def _degrade(self, exc: StateUnavailable) -> None:
+        if not self.up:
+            return
         self.up = False
         self._gauge.set(0)
         log.warning("state: %s at %s unavailable (%s); serving on the per-process memory fallback until it "
@@ -80,7 +87,7 @@ class BackendHealth:
         while not self.up:
             await asyncio.sleep(self._interval_s)
             try:
-                await self._ping()
+                await self._ping(PROBE_PATIENCE_S)
             except StateUnavailable:
                 continue
             self.up = True
@@ -90,7 +97,8 @@ class BackendHealth:
 
     async def aclose(self) -> None:
         """Stop pinging."""
-        if self._watcher is not None:
-            self._watcher.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._watcher
+        for task in (self._watcher, self._probe):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task

@@ -90,20 +90,27 @@ async def test_a_delivery_claimed_in_memory_ends_in_memory_after_redis_is_back(p
         [ClaimState.FIRST], True, ClaimState.DONE, ClaimState.FIRST)
 
 
-async def test_one_slow_operation_falls_back_for_its_request_and_three_in_a_row_degrade() -> None:
+def _slow() -> StateUnavailable:
+    exc = StateUnavailable("redis claim: no answer within op_timeout_ms = 50")
+    exc.__cause__ = TimeoutError()
+    return exc
+
+
+async def test_a_slow_operation_degrades_only_when_the_probe_ping_fails_too(parts: tuple[OwnRedis, Parts]) -> None:
+    redis, p = parts
+    p.health.failed(_slow())  # Redis answers the probe: the slow operation only fell back for its request
+    assert p.health._probe is not None
+    await asyncio.wait_for(p.health._probe, GUARD_S)
+    answered = p.health.up
+    redis.stop()
+    p.health.failed(_slow())
+    await asyncio.wait_for(p.health._probe, GUARD_S)
+    assert (answered, p.health.up, p.gauge()) == (True, False, 0.0)
+
+
+async def test_a_connection_error_degrades_at_once() -> None:
     health = BackendHealth("redis", "redis://x", None, CollectorRegistry())
-    slow = StateUnavailable("redis claim: no answer within op_timeout_ms = 50")
-    slow.__cause__ = TimeoutError()
     refused = StateUnavailable("redis claim: ConnectionError: refused")
     refused.__cause__ = ConnectionError("refused")
-    seen = []
-    for exc in (slow, slow):
-        health.failed(exc)
-        seen.append(health.up)
-    health.succeeded()
-    for exc in (slow, slow, slow):
-        health.failed(exc)
-        seen.append(health.up)
-    other = BackendHealth("redis", "redis://x", None, CollectorRegistry())
-    other.failed(refused)
-    assert (seen, other.up) == ([True, True, True, True, False], False)
+    health.failed(refused)
+    assert health.up is False

@@ -225,13 +225,15 @@ class RedisStore:
             if cursor == 0:
                 return
 
-    async def ping(self) -> None:
-        """Raise StateUnavailable unless Redis answers PING within the op timeout."""
+    async def ping(self, timeout_s: float | None = None) -> None:
+        """Raise StateUnavailable unless Redis answers PING within `timeout_s` (default: the op
+        timeout)."""
+        limit = self.op_timeout_s if timeout_s is None else timeout_s
         try:
-            async with asyncio.timeout(self.op_timeout_s):
+            async with asyncio.timeout(limit):
                 await self.client.ping()
         except FOREIGN_ERRORS as exc:
-            raise translate(exc, "ping", self.op_timeout_s) from exc
+            raise translate(exc, "ping", limit) from exc
 
     async def aclose(self) -> None:
         """Close the pool's connections."""
