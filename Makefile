@@ -5,7 +5,10 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 CONFIG ?= config/proxy.toml
 
-.PHONY: install run test lint bench bench-state eval check clean
+CORPUS ?= eval/corpus
+RESULTS ?= results
+
+.PHONY: install run test lint bench bench-state bench-learn eval check clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -28,14 +31,21 @@ lint: install
 check: install
 	$(VENV)/bin/stickyroute check $(CONFIG)
 
+# benchmarks and evaluations print and write under $(RESULTS)/ (ignored): they never rewrite tracked files
 bench: install
 	$(PY) bench/run.py
 
 bench-state: install
 	$(PY) bench/state_bench.py
 
+bench-learn: install
+	$(PY) bench/learn_bench.py
+
 eval: install
-	$(VENV)/bin/stickyroute replay ../shared/corpus/dev.jsonl --agents ../shared/corpus/agents.toml --strategy all --classifier oracle
+	@mkdir -p $(RESULTS)/eval
+	$(VENV)/bin/stickyroute replay $(CORPUS)/dev.jsonl --agents $(CORPUS)/agents.toml --strategy all --classifier oracle > $(RESULTS)/eval/multiwoz_oracle.txt && cat $(RESULTS)/eval/multiwoz_oracle.txt
+	$(VENV)/bin/stickyroute replay $(CORPUS)/dev_sgd.jsonl --agents $(CORPUS)/agents_sgd.toml --strategy all --classifier oracle > $(RESULTS)/eval/sgd_oracle.txt && cat $(RESULTS)/eval/sgd_oracle.txt
+	$(VENV)/bin/stickyroute replay $(CORPUS)/dev_clinc.jsonl --agents $(CORPUS)/agents_clinc.toml --strategy recommended --classifier oracle > $(RESULTS)/eval/clinc_oracle.txt && cat $(RESULTS)/eval/clinc_oracle.txt
 
 clean:
 	rm -rf $(VENV) *.egg-info .pytest_cache

@@ -1,7 +1,7 @@
 """Keyword-gate benchmark (issue #3): score a 200-character message against 50 agents with 30
 keywords each. Target: under 50 microseconds per call on the 2-core bench machine.
 
-    .venv/bin/python bench/keywords_bench.py        # prints the table, writes docs/bench/keywords.md
+    .venv/bin/python bench/keywords_bench.py        # prints the table, writes results/bench/keywords.md
 
 Keywords are generated deterministically (seeded) from the shipped rule packs' vocabulary plus a
 domain word list: each agent gets 30 keywords, about a third of them multi-word phrases, and
@@ -30,7 +30,8 @@ KEYWORDS_PER_AGENT = 30
 WEAK_PER_AGENT = 10
 REPEATS = 7
 TARGET_US = 50.0
-OUT = ROOT / "docs" / "bench" / "keywords.md"
+OUT = ROOT / "results" / "bench" / "keywords.md"
+"""Written on every run; `results/` is ignored by git (docs/bench/ holds the hand-updated copies)."""
 
 _WORDS = ["invoice", "refund", "payment", "billing", "subscription", "account", "login", "password", "reset", "deploy", "kubernetes", "docker", "cluster", "pipeline", "pod", "container", "helm", "terraform", "ansible", "nginx", "latency", "outage", "incident", "monitoring", "alert", "grafana", "prometheus", "database", "schema", "query", "index", "migration", "backup", "restore", "replica", "shard", "cache", "redis", "kafka", "queue", "worker", "cron", "scheduler", "flight", "hotel", "booking", "itinerary", "visa", "passport", "luggage", "train", "ticket", "refactor", "review", "merge", "branch", "commit", "rebase", "lint", "typing", "compiler", "runtime", "stack", "trace", "exception", "segfault", "memory", "leak", "profiler", "benchmark", "regression", "draft", "essay", "article", "blog", "headline", "proofread", "grammar", "tone", "outline", "summary", "citation", "paper", "survey", "dataset", "statistics", "chart", "dashboard", "report", "forecast", "revenue", "pricing", "quote", "discount", "lead", "prospect", "demo", "trial", "contract", "renewal", "churn", "onboarding", "ticket", "escalation", "warranty", "shipping", "delivery", "tracking", "parcel", "order", "return", "exchange", "coupon", "voucher", "loyalty", "points"]
 

@@ -1,7 +1,7 @@
 """Route memory benchmark (issue #3, "Cache"): bytes per tracked conversation in the memory state backend.
 Target: under 1 KB (1024 bytes) per conversation.
 
-    .venv/bin/python bench/memory_bench.py          # prints the table, writes docs/bench/memory.md
+    .venv/bin/python bench/memory_bench.py          # prints the table, writes results/bench/memory.md
 
 Fills one channel of `MemoryConversationState` with N = 100,000 routes (max_conversations = N, TTL 30 min)
 under realistic Telegram keys: group chats `-100<10 digits>` (about 20 members each, a tenth of
@@ -41,7 +41,8 @@ N = 100_000
 TARGET_BYTES = 1024
 TTL_S = 30 * 60.0
 AGENTS = ("coder", "support", "ops", "writer", "researcher", "billing")
-OUT = ROOT / "docs" / "bench" / "memory.md"
+OUT = ROOT / "results" / "bench" / "memory.md"
+"""Written on every run; `results/` is ignored by git (docs/bench/ holds the hand-updated copies)."""
 
 
 def make_keys(n: int, seed: int = 3) -> list[ConversationKey]:

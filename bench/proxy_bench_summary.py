@@ -1,4 +1,4 @@
-"""Summarise ../shared/proxy-bench runs (stickyroute as `custom`) into docs/bench/proxy-bench.md.
+"""Summarise ../shared/proxy-bench runs (stickyroute as `custom`) into results/bench/proxy-bench.md.
 
     .venv/bin/python bench/proxy_bench_summary.py RESULTS/<varied> [RESULTS/<static> [RESULTS/<anchor>]]
 
@@ -15,7 +15,8 @@ import csv
 import sys
 from pathlib import Path
 
-OUT = Path(__file__).resolve().parent.parent / "docs" / "bench" / "proxy-bench.md"
+OUT = Path(__file__).resolve().parent.parent / "results" / "bench" / "proxy-bench.md"
+"""Ignored by git; docs/bench/proxy-bench.md is updated by hand from it."""
 
 
 NOTES = """## How it was run

@@ -1,5 +1,5 @@
 """`make bench`: the proxy's throughput and latency beside the same load sent straight to the
-upstream stub, in one run; then the keyword-gate and route-store benchmarks.
+upstream stub, in one run; then the keyword-gate, route-store and `learn` benchmarks.
 
     .venv/bin/python bench/run.py [--duration 5] [--warmup 1] [--conns 1,16,64] [--no-extra]
 
@@ -19,7 +19,8 @@ Set-up (loopback only, every process started here is stopped by PID at the end):
 
 Targets (issue #2, routing active): >= 2,000 req/s at 16 connections; overhead p50 at 1
 connection (proxy p50 - direct p50) < 0.6 ms. Measured and reported, never asserted.
-Output: a table on stdout and in docs/bench/proxy.md.
+Output: a table on stdout and in results/bench/proxy.md (ignored by git; docs/bench/proxy.md is
+updated by hand from it).
 """
 
 from __future__ import annotations
@@ -43,7 +44,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 VENV_BIN = Path(sys.executable).parent
-OUT = ROOT / "docs" / "bench" / "proxy.md"
+OUT = ROOT / "results" / "bench" / "proxy.md"
+"""Written on every run; `results/` is ignored by git (docs/bench/ holds the hand-updated copies)."""
 BODY = HERE / "body.json"
 SECRET = "bench-secret-token-invented"
 PATH = "/webhook/bench"
@@ -291,10 +293,10 @@ def main() -> int:
     ap.add_argument("--duration", type=float, default=5.0, help="seconds measured per point")
     ap.add_argument("--warmup", type=float, default=1.0, help="seconds of discarded load before each point")
     ap.add_argument("--conns", default="1,16,64")
-    ap.add_argument("--no-extra", action="store_true", help="skip the keyword and memory benchmarks")
+    ap.add_argument("--no-extra", action="store_true", help="skip the keyword, memory and learn benchmarks")
     ap.add_argument("--proxy-cmd", help="experiments: command template replacing `stickyroute serve` "
                     "({config}, {port} filled in), e.g. a launcher that runs the same serve() differently")
-    ap.add_argument("--out", default=str(OUT), help="markdown file for the table (default docs/bench/proxy.md)")
+    ap.add_argument("--out", default=str(OUT), help="markdown file for the table (default results/bench/proxy.md)")
     args = ap.parse_args()
     conns = [int(c) for c in args.conns.split(",")]
 
@@ -370,12 +372,14 @@ def main() -> int:
     if not args.no_extra:
         sys.path.insert(0, str(HERE))
         import keywords_bench
+        import learn_bench
         import memory_bench
         import state_bench
 
         keywords_bench.main()
         memory_bench.main()
         state_bench.main()
+        learn_bench.main([])
     return 0
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from proxy.routing.keywords import AgentKeywords, KeywordScorer, top_agent
+from proxy.routing.keywords import _WORD, AgentKeywords, KeywordScorer, top_agent, words
 
 OPS = AgentKeywords("ops", keywords=("deploy", "k8s", "stack trace", "check in"), weak_keywords=("server", "logs"))
 CAFE = AgentKeywords("cafe", keywords=("café", "straße"), weak_keywords=("api",))
@@ -156,3 +156,19 @@ def test_agents_lists_every_agent_in_order() -> None:
 )
 def test_top_agent(scores: dict[str, int], expected: tuple[str | None, int, int]) -> None:
     assert top_agent(scores) == expected
+
+
+@pytest.mark.parametrize(
+    ("folded", "expected"),
+    [
+        ("check-in at 9:30, e-mail_me", ["check", "in", "at", "9", "30", "e", "mail_me"]),
+        ("\ta__b\x00c\x7fd  ", ["a__b", "c", "d"]),
+        ("!@#$%^&*()", []),
+        ("", []),
+        ("caf\u00e9 au lait", ["caf\u00e9", "au", "lait"]),
+        ("docker\u90e8\u7f72k8s", ["docker", "k8s"]),
+    ],
+    ids=["ascii-punctuation", "ascii-controls", "ascii-no-word", "empty", "non-ascii-regex-path", "cjk-run"],
+)
+def test_words_are_the_same_on_the_ascii_fast_path_and_the_regex_path(folded: str, expected: list[str]) -> None:
+    assert (words(folded), _WORD.findall(folded)) == (expected, expected)

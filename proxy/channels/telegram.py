@@ -59,6 +59,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from proxy.channels.base import BodyPart, ItemPath, Request, SplitError, ids_or_positions
+from proxy.channels.jsonbody import decode
 from proxy.channels.security import check_telegram_secret
 from proxy.config.ids import normalise_id
 from proxy.config.model import Agent, Channel, ChannelType
@@ -114,7 +115,7 @@ def parse(body: bytes, channel: str) -> tuple[Envelope, ...]:
 def _load(body: bytes) -> dict[str, Any]:
     """JSON object with an integer `update_id`, else UnparsedUpdate."""
     try:
-        update = json.loads(body)
+        update = decode(body)
     except (ValueError, RecursionError) as exc:
         raise UnparsedUpdate(f"telegram: body is not valid JSON: {exc}") from exc
     if not isinstance(update, dict):

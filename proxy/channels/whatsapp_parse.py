@@ -45,10 +45,10 @@ Raises `UnparsedUpdate` when the body is not JSON, or not an object with `object
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from typing import Any
 
+from proxy.channels.jsonbody import decode
 from proxy.config.ids import normalise_id
 from proxy.errors import UnparsedUpdate
 from proxy.routing.envelope import Envelope, MessageKind
@@ -62,7 +62,7 @@ _MEDIA_WITH_CAPTION = ("image", "video", "document")
 def load(body: bytes) -> dict[str, Any]:
     """Decode a WhatsApp webhook body; UnparsedUpdate unless it is a WABA object with entries."""
     try:
-        doc = json.loads(body)
+        doc = decode(body)
     except (ValueError, RecursionError) as exc:
         raise UnparsedUpdate(f"whatsapp: body is not valid JSON: {exc}") from exc
     if not isinstance(doc, dict) or doc.get("object") != OBJECT:

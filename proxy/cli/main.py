@@ -1,7 +1,7 @@
 """`stickyroute` command line: one argparse subcommand per entry of `_COMMANDS`.
 
     stickyroute check PATH        validate a config: exit 0 (warnings allowed) or 2 (errors)
-    stickyroute serve|stats|replay|explain ...   implemented in their own modules (see below)
+    stickyroute serve|stats|replay|explain|learn ...   implemented in their own modules (see below)
 
 A command is a pair `(add_arguments(parser), run(args) -> exit code)`. Commands implemented
 elsewhere live in `_MODULES`: the module (e.g. `proxy/serve_cli.py`) defines
@@ -73,6 +73,7 @@ _MODULES: dict[str, str] = {
     "stats": "proxy.cli.serve",  # stats: the admin listener's GET /stats
     "replay": "proxy.replay.cli",  # replay CORPUS.jsonl --agents ... | replay FILE --config NEW
     "explain": "proxy.replay.explain",  # explain --config C --channel telegram --text "..."
+    "learn": "proxy.cli.learn",  # learn CORPUS.jsonl --agents A --out DIR | learn RECORDED.jsonl --out DIR
 }
 """Commands implemented in other modules: name -> module defining its add/run functions."""
 
@@ -82,6 +83,7 @@ _HELP = {
     "stats": "print classifier and routing statistics",
     "replay": "replay a corpus or recorded traffic through the router",
     "explain": "explain one routing decision",
+    "learn": "learn keyword rule packs from a labelled corpus or recorded traffic",
 }
 
 

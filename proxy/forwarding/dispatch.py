@@ -33,7 +33,9 @@ from proxy.state.base import Claim, ClaimState, DecisionMemo, DeliveryKey, Deliv
 log = logging.getLogger("stickyroute.dispatch")
 decision_log = logging.getLogger("stickyroute.decision")
 
-Recorder = Callable[[Inbound, float], None]
+RecordHook = Callable[[Inbound, float, Sequence[Decision | None]], None]
+"""`serve --record`: called once per authenticated request when it is answered, with the decision
+of each envelope of the body in body order (a redelivered item: its first decision, or None)."""
 _Item = tuple[Envelope, Decision, DeliveryKey]
 
 
@@ -46,7 +48,7 @@ class Dispatcher:
     """
 
     def __init__(self, config: Config, router: Router, deliveries: DeliveryLog, leg: Forwarding,
-                 clock: Callable[[], float], recorder: Recorder | None = None, settle_s: float | None = None) -> None:
+                 clock: Callable[[], float], recorder: RecordHook | None = None, settle_s: float | None = None) -> None:
         self.config = config
         self.router = router
         self.deliveries = deliveries
@@ -67,8 +69,17 @@ class Dispatcher:
             log.warning("rejected request on %s: authentication failed", channel.name)
             return text_reply(401, "unauthorized")
         now = self.clock()
-        if self.recorder is not None:
-            self.recorder(inbound, now)
+        decisions: list[Decision | None] = []
+        try:
+            return await self._route(adapter, channel, inbound, now, decisions)
+        finally:
+            if self.recorder is not None:
+                self.recorder(inbound, now, decisions)
+
+    async def _route(self, adapter: ChannelAdapter, channel: Channel, inbound: Inbound, now: float,
+                     decisions: list[Decision | None]) -> Reply:
+        """Forward an authenticated request: non-POST and unparsed bodies to the default, else
+        deliver its envelopes; `decisions` gets each envelope's decision (for the recorder)."""
         if inbound.method != "POST":
             return await self._forward(channel, inbound, Decision(channel.default_agent, "default"))
         try:
@@ -76,10 +87,10 @@ class Dispatcher:
         except UnparsedUpdate as exc:
             log.warning("unparsed update on %s forwarded to %s: %s", channel.name, channel.default_agent, exc)
             return await self._forward(channel, inbound, Decision(channel.default_agent, "unparsed"))
-        return await self._deliver(adapter, channel, inbound, envelopes, now)
+        return await self._deliver(adapter, channel, inbound, envelopes, now, decisions)
 
     async def _deliver(self, adapter: ChannelAdapter, channel: Channel, inbound: Inbound,
-                       envelopes: Sequence[Envelope], now: float) -> Reply:
+                       envelopes: Sequence[Envelope], now: float, decisions: list[Decision | None]) -> Reply:
         """Claim the envelopes' deliveries, forward the ones this request holds, answer."""
         keys = [(channel.name, i) for i in adapter.delivery_ids(envelopes, inbound.body)]
         distinct = list(dict.fromkeys(keys))
@@ -91,6 +102,8 @@ class Dispatcher:
         owned = [k for k, c in claims.items() if c.state is ClaimState.FIRST]
         earlier = [_answer_of(c) for c in claims.values() if c.state is not ClaimState.FIRST]
         if not owned:
+            decisions.extend(Decision(c.memo.agent, c.memo.reason) if c.memo is not None else None
+                             for c in (claims[k] for k in keys))
             return self._redelivered(channel, earlier)
         if earlier:
             log.info("batch on %s: %d of %d item(s) answered earlier, forwarding the rest",
@@ -101,7 +114,12 @@ class Dispatcher:
         try:
             for envelope, key in zip(envelopes, keys, strict=True):
                 if key in mine:
-                    items.append((envelope, await self._decide(channel, envelope, claims[key], now), key))
+                    decision = await self._decide(channel, envelope, claims[key], now)
+                    items.append((envelope, decision, key))
+                    decisions.append(decision)
+                else:
+                    memo = claims[key].memo
+                    decisions.append(Decision(memo.agent, memo.reason) if memo is not None else None)
             reply = await self._send(adapter, channel, inbound, items, len(envelopes), outcomes)
         finally:
             memos = {key: DecisionMemo(d.agent, d.reason) for _e, d, key in items}
@@ -144,11 +162,12 @@ class Dispatcher:
                 log.warning("batch on %s cannot be split (%s); forwarded whole to the default %s",
                             channel.name, exc, channel.default_agent)
                 groups = {channel.default_agent: items}
-        replies = await asyncio.gather(*(
+        sends = [
             self._forward(channel, inbound, Decision(agent, ",".join(dict.fromkeys(d.reason for _e, d, _k in group))),
                           parts[agent] if parts is not None else None)
             for agent, group in groups.items()
-        ))
+        ]
+        replies = [await sends[0]] if len(sends) == 1 else await asyncio.gather(*sends)
         for group, reply in zip(groups.values(), replies, strict=True):
             for _envelope, _decision, key in group:
                 outcomes[key] = reply

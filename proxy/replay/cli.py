@@ -2,7 +2,7 @@
 
     stickyroute replay CORPUS.jsonl --agents AGENTS.toml [--config CONFIG] [--strategy NAME|all]
         [--classifier oracle|noisy:P|keywords|groq] [--seed N] [--gap-s 30]
-        [--format table|json] [--sweep] [--plot FILE.png] [--limit N]
+        [--format table|json] [--sweep] [--plot FILE.png] [--limit N] [--rules DIR [--rules-only]]
     stickyroute replay RECORDING.jsonl --config NEW [--baseline OLD] [--classifier keywords|groq]
 
 The file's first line decides the mode: a recording (`serve --record`) has a header or "body".
@@ -22,6 +22,7 @@ from dataclasses import replace
 from proxy.classifier.base import Classifier
 from proxy.config.model import Agent, Config, RoutingSettings, Strategy
 from proxy.errors import ConfigError
+from proxy.replay.agents_file import ExtraPacks
 from proxy.replay.corpus import Conversation, load_agents, load_corpus
 from proxy.replay.judges import estimate_tokens
 from proxy.replay.metrics import Row, classify_every, row, stay_first
@@ -46,7 +47,7 @@ HEADERS = ("strategy", "msgs", "acc%", "lenient%", "sw.recall%", "sw.delay", "fa
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The `replay` subcommand's arguments."""
-    parser.add_argument("file", help="corpus JSONL (../shared/corpus) or a `serve --record` file")
+    parser.add_argument("file", help="corpus JSONL (eval/corpus) or a `serve --record` file")
     parser.add_argument("--agents", help="agents TOML of the corpus ([[agents]] name, description, keywords)")
     parser.add_argument("--config", help="corpus: add a row with this config's routing; recording: the NEW config")
     parser.add_argument("--baseline", help="recording: the OLD config (default: the one the recording names)")
@@ -60,6 +61,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--sweep", action="store_true", help="grid sweep; prints the Pareto front")
     parser.add_argument("--plot", help="with --sweep: write the PNG plot here")
     parser.add_argument("--limit", type=int, help="only the first N conversations")
+    parser.add_argument("--rules", metavar="DIR",
+                        help="corpus: merge DIR/<agent>.toml into each agent (a `stickyroute learn` output)")
+    parser.add_argument("--rules-only", action="store_true",
+                        help="with --rules: use the packs' keyword lists instead of the agents file's")
 
 
 def strategy_rows(names: list[str], config_settings: RoutingSettings | None) -> list[tuple[str, RoutingSettings]]:
@@ -145,8 +150,11 @@ def _run(args: argparse.Namespace) -> int:
     if not args.agents:
         print("replay: a corpus needs --agents AGENTS.toml", file=sys.stderr)
         return 2
+    if args.rules_only and not args.rules:
+        print("replay: --rules-only needs --rules DIR", file=sys.stderr)
+        return 2
     conversations = load_corpus(args.file, args.limit)
-    agents = load_agents(args.agents)
+    agents = load_agents(args.agents, ExtraPacks(args.rules, args.rules_only) if args.rules else None)
     judge = args.classifier or "oracle"
     config_settings = _first_telegram_routing(_load_config(args.config)) if args.config else None
     if args.sweep:
@@ -193,11 +201,15 @@ def _run_sweep(args: argparse.Namespace, conversations: list[Conversation], agen
 
 
 def _run_recording(args: argparse.Namespace) -> int:
-    from proxy.replay.recorded import compare, format_changes, keyword_classifier_for, read_recording, route_recording
+    from proxy.replay.recorded import compare, format_changes, keyword_classifier_for, load_recording, route_recording
 
-    with open(args.file, encoding="utf-8") as handle:
-        named, records = read_recording(handle)
-    old_path = args.baseline or named
+    if args.rules:
+        print("replay: --rules applies to a corpus; for a recording, name the packs in the NEW config "
+              "([agents.X] rules = \"learned/X.toml\")", file=sys.stderr)
+        return 2
+    recording = load_recording(args.file)
+    records = recording.records
+    old_path = args.baseline or recording.config
     if not args.config or not old_path:
         print("replay: a recording needs --config NEW (and --baseline OLD when the recording names none)",
               file=sys.stderr)

@@ -1,7 +1,8 @@
-"""The evaluation corpus (../shared/corpus/README.md) and the config a replay routes under.
+"""The evaluation corpus (eval/corpus/README.md) and the config a replay routes under.
 
 Corpus: JSON Lines, one conversation per line: {"id", "turns": [{"text", "gold", "general",
-"domains"?...}]}. Agents file: TOML `[[agents]] name, description, keywords, weak_keywords?`.
+"domains"?...}]}. Agents file: TOML `[[agents]] name, description, keywords, weak_keywords?,
+rules?` (proxy/replay/agents_file.py).
 The replay adds a synthetic default agent (`DEFAULT_AGENT`) that no gold label names: routing to
 it is wrong except for CLINC150's `oos` turns (`OOS`), where it is right.
 """
@@ -9,19 +10,18 @@ it is wrong except for CLINC150's `oos` turns (`OOS`), where it is right.
 from __future__ import annotations
 
 import json
-import tomllib
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 from proxy.config.model import Agent, Channel, ChannelType, Config, RoutingSettings
+from proxy.replay.agents_file import UNUSED_URL, ExtraPacks, load_agents_file
 
 DEFAULT_AGENT = "default"
 """Name of the synthetic channel default agent (no keywords, no gold label names it)."""
 OOS = "oos"
 """CLINC150 out-of-scope gold label: the default agent is the right answer."""
 CHANNEL = "telegram"
-UNUSED_URL = "http://127.0.0.1:9/unused"
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,20 +64,12 @@ def load_corpus(path: str | Path, limit: int | None = None) -> list[Conversation
     return out
 
 
-def load_agents(path: str | Path) -> tuple[Agent, ...]:
-    """Agents of a corpus agents TOML as config Agents (unused loopback URL)."""
-    with open(path, "rb") as handle:
-        doc = tomllib.load(handle)
-    return tuple(
-        Agent(
-            name=a["name"],
-            url=UNUSED_URL,
-            description=a.get("description", ""),
-            keywords=tuple(a.get("keywords", ())),
-            weak_keywords=tuple(a.get("weak_keywords", ())),
-        )
-        for a in doc["agents"]
-    )
+def load_agents(path: str | Path, extra: ExtraPacks | None = None) -> tuple[Agent, ...]:
+    """Agents of a corpus agents TOML as config Agents (unused loopback URL), packs merged.
+
+    Raises ConfigError naming the file and key of every problem (`agents_file.load_agents_file`).
+    """
+    return load_agents_file(path, extra)
 
 
 def replay_config(agents: Iterable[Agent], settings: RoutingSettings, path: str = "<replay>") -> Config:

@@ -11,6 +11,7 @@ Output: per conversation, the messages whose agent or reason changed.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -61,8 +62,45 @@ def is_recording(first_line: str) -> bool:
 
 
 def read_recording(lines: Iterable[str]) -> tuple[str | None, list[dict[str, Any]]]:
-    """(config path named by the header or None, recorded request objects in order)."""
+    """(config path named by the header or None, recorded request objects in time order).
+
+    Lines are written when a request is answered, so a slow request may follow a later one:
+    records are sorted by `time` (stable: equal times keep file order). Raises ValueError on a
+    line that is not JSON.
+    """
+    return _read(lines)[:2]
+
+
+@dataclass(frozen=True, slots=True)
+class Recording:
+    """A recording file read whole: `config` is the header's config path resolved (a relative
+    one against the recording's folder; None when there is no header), `version` the header's
+    format version (0 without a header), `records` the requests in time order."""
+
+    path: str
+    config: str | None
+    version: int
+    records: list[dict[str, Any]]
+
+
+def load_recording(path: str) -> Recording:
+    """Read the recording at `path` (OSError when unreadable, ValueError on a bad line)."""
+    with open(path, encoding="utf-8") as handle:
+        named, records, version = _read(handle)
+    return Recording(path, resolve_config_path(named, path), version, records)
+
+
+def resolve_config_path(named: str | None, recording_path: str) -> str | None:
+    """The header's config path; a relative one (version-1 files) is taken relative to the
+    folder holding the recording, where `serve --record` was most likely run from."""
+    if named is None or os.path.isabs(named):
+        return named
+    return os.path.join(os.path.dirname(os.path.abspath(recording_path)), named)
+
+
+def _read(lines: Iterable[str]) -> tuple[str | None, list[dict[str, Any]], int]:
     config_path = None
+    version = 0
     records = []
     for line in lines:
         if not line.strip():
@@ -70,9 +108,11 @@ def read_recording(lines: Iterable[str]) -> tuple[str | None, list[dict[str, Any
         doc = json.loads(line)
         if doc.get("recording") == FORMAT:
             config_path = doc.get("config")
+            version = int(doc.get("version", 1))
             continue
         records.append(doc)
-    return config_path, records
+    records.sort(key=lambda r: float(r.get("time", 0.0)))
+    return config_path, records, version
 
 
 def keyword_classifier_for(config: Config) -> Classifier:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import enum
 import unicodedata
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from proxy.classifier.base import Classification, Outcome
 from proxy.config.model import RoutingSettings, Strategy
@@ -167,17 +167,17 @@ def _heuristic(text: str, route: Route, rules: ChannelRules, now: float) -> Deci
             new = Route(best, chosen_at=now, last_active=now)
             return Decision(best, "keywords", store=new, scores=scores)
         counter = route.counter + 1 if route.candidate == best else 1
-        pending = replace(route, last_active=now, candidate=best, counter=counter)
+        pending = route.diverging(now, best, counter)
         early = settings.early_confirm_margin
         if counter >= settings.divergence_count or (early is not None and top - (own + settings.sticky_bonus) >= early):
             return NeedsClassification(Purpose.CONFIRM, text, current, pending, scores, candidate=best)
         return Decision(current, "divergence_pending", store=pending, scores=scores)
     tied_with_current = best is None and own + settings.sticky_bonus == top
     if settings.contest_confirm and tied_with_current and _contested(scores, current, top, settings):
-        reset = replace(route, last_active=now, candidate=None, counter=0)
+        reset = route.diverging(now, None, 0)
         return NeedsClassification(Purpose.CONFIRM, text, current, reset, scores)
     if own > 0:
-        agreed = replace(route, last_active=now, candidate=None, counter=0)
+        agreed = route.diverging(now, None, 0)
         return Decision(current, "agreement", store=agreed, scores=scores)
     return Decision(current, "neutral", store=route.touched(now), scores=scores)
 
@@ -213,7 +213,7 @@ def conclude(need: NeedsClassification, answer: Classification, rules: ChannelRu
         agent = chosen or default
         new = Route(agent, chosen_at=now, last_active=now)
         return Decision(agent, "reclassified" if chosen else "classified_default", store=new, classification=answer)
-    reset = replace(route, last_active=now, candidate=None, counter=0)
+    reset = route.diverging(now, None, 0)
     if failed is not None:
         return Decision(route.agent, failed, store=reset, scores=scores, classification=answer)
     if chosen is None or chosen == route.agent:

@@ -89,8 +89,8 @@ def _addressed_elsewhere(text: str, bot_username: str | None) -> bool:
 
 def parse_explicit(text: str | None, names: AgentNames, bot_username: str | None) -> ExplicitSwitch:
     """Read the explicit instruction in a message text (see the module rules)."""
-    if not text:
-        return NO_SWITCH
+    if not text or ("@" not in text and "/" not in text):
+        return NO_SWITCH  # neither a command nor a mention can be in it
     stripped = text.strip()
     named: set[str] = set()
     command = _COMMAND.match(stripped)
@@ -114,12 +114,24 @@ def parse_explicit(text: str | None, names: AgentNames, bot_username: str | None
         rest = stripped[command.end():]
     else:
         rest = stripped
-    for match in _MENTION.finditer(rest):
-        agent = names.lookup(match.group("name"))
-        if agent is not None:
+    at = rest.find("@")
+    while at != -1:  # only where an "@" is: the mention pattern anchored there (lookbehind included)
+        match = _MENTION.match(rest, at)
+        if match is not None and (agent := names.lookup(match.group("name"))) is not None:
             named.add(agent)
+        at = rest.find("@", at + 1)
     if len(named) == 1:
         return ExplicitSwitch(ExplicitKind.SWITCH, named.pop())
     if command is not None:
         return ExplicitSwitch(ExplicitKind.UNKNOWN)
     return NO_SWITCH
+
+
+def without_explicit(text: str) -> str:
+    """`text` without its explicit syntax: a leading `/agent[@bot] [name]` command and every
+    `@name` mention (known or not), so what is left is what the message is about."""
+    stripped = text.strip()
+    command = _COMMAND.match(stripped)
+    if command is not None:
+        stripped = stripped[command.end():]
+    return _MENTION.sub(" ", stripped).strip()

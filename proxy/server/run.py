@@ -8,7 +8,7 @@ import logging
 import uvicorn
 
 from proxy.config.model import Config
-from proxy.forwarding.dispatch import Recorder
+from proxy.forwarding.dispatch import RecordHook
 from proxy.server.service import Service
 
 __all__ = ["serve"]
@@ -17,7 +17,7 @@ log = logging.getLogger("stickyroute")
 
 
 async def serve(config: Config, host: str | None = None, port: int | None = None,
-                recorder: Recorder | None = None, demo: bool = False) -> None:
+                recorder: RecordHook | None = None, demo: bool = False) -> None:
     """Run the webhook listener and the admin listener (and, with `demo`, the demo agents of
     `proxy.server.demo`) until interrupted."""
     service = Service(config, recorder=recorder)

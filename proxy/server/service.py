@@ -25,7 +25,7 @@ from proxy.classifier.keywords import KeywordClassifier
 from proxy.classifier.stats import ClassifierStats
 from proxy.config.model import Channel, Config
 from proxy.forwarding.app import create_app
-from proxy.forwarding.dispatch import Dispatcher, Recorder
+from proxy.forwarding.dispatch import Dispatcher, RecordHook
 from proxy.forwarding.inbound import Inbound
 from proxy.forwarding.leg import Forwarding, Leg
 from proxy.reply import Reply
@@ -54,7 +54,7 @@ class Service:
                  groq_http_client: httpx.AsyncClient | None = None,
                  clock: Callable[[], float] = wall_clock.now,
                  guard_clock: Callable[[], float] | None = None,
-                 recorder: Recorder | None = None,
+                 recorder: RecordHook | None = None,
                  leg: Forwarding | None = None) -> None:
         self.config = config
         self.registry = CollectorRegistry(auto_describe=True)

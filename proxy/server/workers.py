@@ -31,7 +31,7 @@ from starlette.applications import Starlette
 from proxy.config import load_config
 from proxy.config.model import Config
 from proxy.forwarding.app import create_app as create_public_app
-from proxy.forwarding.dispatch import Recorder
+from proxy.forwarding.dispatch import RecordHook
 from proxy.server.service import Service
 
 __all__ = ["APP", "SPEC_ENV", "create_app", "run_workers"]
@@ -69,7 +69,7 @@ def create_app() -> Starlette:
     configure_logging()
     spec = json.loads(os.environ[SPEC_ENV])
     config = _load(spec["config"], spec.get("admin_port"))
-    recorder: Recorder | None = None
+    recorder: RecordHook | None = None
     if spec.get("record"):
         from proxy.replay.recording import Recorder as FileRecorder
 

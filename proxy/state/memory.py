@@ -48,6 +48,14 @@ def _timer() -> float:
     return _NOW.get()
 
 
+_Answer = tuple[Reply, DecisionMemo | None]
+"""A stored answer and the first decision it came from."""
+
+
+def _answer_size(answer: _Answer) -> int:
+    return answer[0].size()
+
+
 def _idle_expiry(ttl_s: float) -> Callable[[ConversationKey, Route, float], float]:
     """The TLRUCache time-to-use of a route: `ttl_s` seconds after its `last_active`."""
 
@@ -83,7 +91,10 @@ class MemoryConversationState:
             lock = asyncio.Lock()
         self._locks[key] = (lock, users + 1)
         try:
-            async with asyncio.timeout(wait_s):
+            if lock.locked():  # held by another decision: wait, at most wait_s
+                async with asyncio.timeout(wait_s):
+                    await lock.acquire()
+            else:  # free: taken without suspending
                 await lock.acquire()
         except TimeoutError:
             self._leave(key)
@@ -157,9 +168,10 @@ class MemoryDeliveryLog:
 
     def __init__(self, ttl_s: float = DELIVERY_TTL_S, max_reply_bytes: int = MAX_REPLY_BYTES,
                  max_memos: int = MAX_MEMOS) -> None:
-        self._done: TTLCache[DeliveryKey, Reply] = TTLCache(
-            maxsize=max_reply_bytes, ttl=ttl_s, timer=_timer, getsizeof=Reply.size)
+        self._done: TTLCache[DeliveryKey, _Answer] = TTLCache(
+            maxsize=max_reply_bytes, ttl=ttl_s, timer=_timer, getsizeof=_answer_size)
         self._memos: TTLCache[DeliveryKey, DecisionMemo] = TTLCache(maxsize=max_memos, ttl=ttl_s, timer=_timer)
+        """First decisions of deliveries whose attempts failed (answered ones keep theirs in `_done`)."""
         self._in_flight: dict[DeliveryKey, asyncio.Future[Claim | None] | None] = {}
 
     async def claim(self, keys: Sequence[DeliveryKey], now: float) -> list[Claim]:
@@ -169,7 +181,7 @@ class MemoryDeliveryLog:
     def _claim(self, key: DeliveryKey) -> Claim:
         stored = self._done.get(key)
         if stored is not None:
-            return Claim(ClaimState.DONE, stored, self._memos.get(key))
+            return Claim(ClaimState.DONE, *stored)
         if key in self._in_flight:
             return Claim(ClaimState.IN_FLIGHT)
         self._in_flight[key] = None  # the waiters' future is made only when someone waits
@@ -197,27 +209,23 @@ class MemoryDeliveryLog:
     async def complete(self, keys: Sequence[DeliveryKey], reply: Reply, now: float,
                        memos: Mapping[DeliveryKey, DecisionMemo] | None = None) -> None:
         _NOW.set(now)
-        self._remember(memos)
         for key in keys:
+            memo = self._memos.pop(key, None) or (memos.get(key) if memos else None)  # the first decision wins
             with contextlib.suppress(ValueError):  # cachetools: larger than the whole size bound
-                self._done[key] = reply
-            self._end(key, Claim(ClaimState.DONE, reply, self._memos.get(key)))
+                self._done[key] = (reply, memo)
+            pending = self._in_flight.pop(key, None)
+            if pending is not None and not pending.done():  # someone waits: hand the answer over
+                pending.set_result(Claim(ClaimState.DONE, reply, memo))
 
     async def fail(self, keys: Sequence[DeliveryKey], reply: Reply | None, now: float,
                    memos: Mapping[DeliveryKey, DecisionMemo] | None = None) -> None:
         _NOW.set(now)
-        self._remember(memos)
         for key in keys:
-            self._end(key, Claim(ClaimState.FAILED, reply) if reply is not None else None)
-
-    def _remember(self, memos: Mapping[DeliveryKey, DecisionMemo] | None) -> None:
-        for key, memo in (memos or {}).items():
-            self._memos.setdefault(key, memo)  # the first decision wins
-
-    def _end(self, key: DeliveryKey, outcome: Claim | None) -> None:
-        pending = self._in_flight.pop(key, None)
-        if pending is not None and not pending.done():
-            pending.set_result(outcome)
+            if memos and key in memos:
+                self._memos.setdefault(key, memos[key])  # the first decision wins
+            pending = self._in_flight.pop(key, None)
+            if pending is not None and not pending.done():
+                pending.set_result(Claim(ClaimState.FAILED, reply) if reply is not None else None)
 
     async def size(self, now: float) -> int:
         _NOW.set(now)

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
+from typing import NamedTuple
 
 
-@dataclass(frozen=True, slots=True)
-class ConversationKey:
+class ConversationKey(NamedTuple):
     """Who a route belongs to (issue #3): channel, chat id, thread id (forum topics only), sender.
 
-    Two members of one group have separate routes; one user in two groups has two routes.
+    Two members of one group have separate routes; one user in two groups has two routes. A
+    NamedTuple rather than a dataclass: it is a dict key on every decision (routes, recent texts,
+    locks), and tuple hashing and equality run in C.
     """
 
     channel: str
@@ -42,4 +44,9 @@ class Route:
 
     def touched(self, now: float) -> Route:
         """The same route, active at `now` (inactivity TTL refreshed)."""
-        return replace(self, last_active=now)
+        return Route(self.agent, self.chosen_at, now, self.explicit, self.candidate, self.counter)
+
+    def diverging(self, now: float, candidate: str | None, counter: int) -> Route:
+        """The same route, active at `now`, with this pending divergence (`candidate`, `counter`);
+        `diverging(now, None, 0)` resets it."""
+        return Route(self.agent, self.chosen_at, now, self.explicit, candidate, counter)

@@ -94,8 +94,9 @@ class Proxy:
 
     def __init__(self, config: Config, env: Mapping[str, str] | None = None,
                  groq_http_client: httpx.AsyncClient | None = None, clock: Any = None,
-                 client_ip: str = CLIENT_IP) -> None:
-        kwargs: dict[str, Any] = {"env": dict(env or {}), "groq_http_client": groq_http_client}
+                 client_ip: str = CLIENT_IP, recorder: Any = None) -> None:
+        kwargs: dict[str, Any] = {"env": dict(env or {}), "groq_http_client": groq_http_client,
+                                  "recorder": recorder}
         if clock is not None:
             kwargs["clock"] = kwargs["guard_clock"] = clock
         self.service = Service(config, **kwargs)

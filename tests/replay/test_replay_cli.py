@@ -103,3 +103,21 @@ def test_missing_files_are_a_clear_error_not_a_traceback(capsys, tmp_path) -> No
     assert invoke([str(DATA / "hand.jsonl"), "--agents", str(DATA / "hand_agents.toml"),
                    "--config", str(tmp_path / "new.toml"), "--strategy", "config"]) == 2
     assert capsys.readouterr().err == f"replay: {tmp_path / 'new.toml'}: (file): cannot read file: No such file or directory\n"
+
+
+def test_sweep_takes_a_learned_pack_so_settings_and_keywords_are_chosen_together(tmp_path, capsys, monkeypatch) -> None:
+    from proxy.replay import sweep
+
+    monkeypatch.setattr(sweep, "GRID", {"sticky_bonus": (4, 20)})
+    packs = tmp_path / "learned"
+    packs.mkdir()
+    (packs / "taxi.toml").write_text('keywords = ["arrive by", "get there"]\n')  # "It should arrive by 5 pm"
+    argv = [str(DATA / "hand.jsonl"), "--agents", str(DATA / "hand_agents.toml"), "--sweep", "--format", "json"]
+    results = []
+    for extra in ([], ["--rules", str(packs)]):
+        assert invoke(argv + extra) == 0
+        results.append([(r["settings"]["sticky_bonus"], r["accuracy"]) for r in json.loads(capsys.readouterr().out)["all"]])
+    assert results[0] == [(4, 44.44), (20, 33.33)]
+    # with the pack, hand:1's "It should arrive by 5 pm" is a second divergent message toward taxi
+    # (divergence 2): confirmed and right under bonus 4; bonus 20 still never diverges
+    assert results[1] == [(4, 55.56), (20, 33.33)]

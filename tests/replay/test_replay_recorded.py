@@ -21,6 +21,7 @@ from proxy.replay.recorded import (
     route_recording,
 )
 from proxy.replay.recording import Recorder, body_of
+from proxy.routing.engine import Decision
 
 DATA = Path(__file__).parent / "data"
 URL = "http://127.0.0.1:9/unused"
@@ -52,11 +53,11 @@ async def live_run(cfg: Config, recorder: Recorder) -> list[tuple[str, str]]:
     out = []
     for name, now in TRAFFIC:
         body = (DATA / name).read_bytes()
-        recorder(inbound(body), now)
         (envelope,) = channels.parse("telegram", body, "telegram")
         if envelope.delivery_id not in first:
             decision = await router.decide("telegram", envelope, now)
             first[envelope.delivery_id] = (decision.agent, decision.reason)
+        recorder(inbound(body), now, [Decision(*first[envelope.delivery_id])])
         out.append(first[envelope.delivery_id])
     return out
 
@@ -72,7 +73,9 @@ async def test_replaying_a_recording_gives_the_live_decisions(tmp_path) -> None:
     assert live == [("billing", "classified"), ("ops", "classified"), ("ops", "classified"),
                     ("billing", "non_text"), ("billing", "non_text"), ("billing", "classified")]
     named, records = read_recording(path.read_text().splitlines())
-    assert named == "old.toml"
+    assert named == str(Path("old.toml").resolve())  # written absolute: replays from any directory
+    assert [r["decisions"] for r in records][:2] == [[{"agent": "billing", "reason": "classified"}],
+                                                      [{"agent": "ops", "reason": "classified"}]]
     replayed = await route_recording(records, cfg)
     assert [(r.agent, r.reason) for r in replayed] == live
     assert [r.conversation for r in replayed][:3] == [
@@ -114,7 +117,7 @@ def test_recorder_drops_secret_headers_and_keeps_binary_bodies(tmp_path) -> None
     again(inbound(b'{"update_id": 1}'), 13.0)
     again.close()
     lines = [json.loads(x) for x in path.read_text().splitlines()]
-    assert lines[0] == {"recording": "stickyroute", "version": 1, "config": "old.toml"}
+    assert lines[0] == {"recording": "stickyroute", "version": 2, "config": str(Path("old.toml").resolve())}
     assert lines[1] == {"time": 12.5, "channel": "telegram", "method": "POST", "path": "/tg", "query": "",
                         "headers": [["Content-Type", "application/json"], ["User-Agent", "tg"]],
                         "body_b64": base64.b64encode(b"\xff\xfe").decode()}
@@ -129,7 +132,7 @@ async def test_cli_replays_a_recording_under_a_new_config(tmp_path, capsys, monk
     recorder = Recorder(str(path), config(Strategy.STICKY_HEURISTIC))
     await live_run(config(Strategy.STICKY_HEURISTIC), recorder)
     recorder.close()
-    configs = {"old.toml": config(Strategy.STICKY_HEURISTIC),
+    configs = {str(Path("old.toml").resolve()): config(Strategy.STICKY_HEURISTIC),
                "new.toml": config(Strategy.EXPLICIT_ONLY, "new.toml")}
     monkeypatch.setattr(replay_cli, "_load_config", configs.__getitem__)
     parser = argparse.ArgumentParser()
@@ -144,3 +147,54 @@ async def _run_in_thread(fn, *args):
     import asyncio
 
     return await asyncio.to_thread(fn, *args)
+
+
+MINIMAL_CONFIG = """
+[agents.support]
+url = "http://127.0.0.1:9/unused"
+[agents.billing]
+url = "http://127.0.0.1:9/unused"
+keywords = ["invoice"]
+[channels.telegram]
+path = "/tg"
+default_agent = "support"
+[channels.telegram.overrides]
+auto_route = "sticky_heuristic"
+"""
+
+
+def test_a_version_1_config_path_is_read_relative_to_the_recording(tmp_path, monkeypatch, capsys) -> None:
+    site = tmp_path / "site"
+    (site / "config").mkdir(parents=True)
+    (site / "config" / "proxy.toml").write_text(MINIMAL_CONFIG)
+    recording = site / "traffic.jsonl"
+    body = (DATA / "text_private.json").read_text()
+    recording.write_text("\n".join([
+        json.dumps({"recording": "stickyroute", "version": 1, "config": "config/proxy.toml"}),
+        json.dumps({"time": 100.0, "channel": "telegram", "method": "POST", "path": "/tg", "query": "",
+                    "headers": [], "body": body}),
+    ]) + "\n")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    parser = argparse.ArgumentParser()
+    replay_cli.add_arguments(parser)
+    code = replay_cli.run(parser.parse_args([str(recording), "--config", str(site / "config" / "proxy.toml")]))
+    assert (code, capsys.readouterr()) == (0, ("no decision changes in 1 routed message(s)\n", ""))
+
+
+def test_records_are_read_in_time_order_whatever_their_line_order() -> None:
+    lines = [json.dumps({"recording": "stickyroute", "version": 2, "config": "/c.toml"}),
+             json.dumps({"time": 20.0, "body": "b"}), json.dumps({"time": 10.0, "body": "a"}),
+             json.dumps({"time": 20.0, "body": "c"})]
+    named, records = read_recording(lines)
+    assert (named, [r["body"] for r in records]) == ("/c.toml", ["a", "b", "c"])
+
+
+def test_rules_folders_are_for_corpora(tmp_path, capsys) -> None:
+    path = tmp_path / "traffic.jsonl"
+    path.write_text(json.dumps({"recording": "stickyroute", "version": 2, "config": "/c.toml"}) + "\n")
+    parser = argparse.ArgumentParser()
+    replay_cli.add_arguments(parser)
+    assert replay_cli.run(parser.parse_args([str(path), "--config", "new.toml", "--rules", str(tmp_path)])) == 2
+    assert capsys.readouterr().err.startswith("replay: --rules applies to a corpus; for a recording, name the packs")

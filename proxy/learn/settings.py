@@ -1,0 +1,47 @@
+"""`LearnSettings`: the thresholds of `stickyroute learn`, with the values it ships with.
+
+Shares are fractions in [0, 1] (of the messages that contain a term, the part that is one
+agent's); counts are messages; z is the log-odds z-score of `proxy.learn.scoring`. The defaults
+were chosen by cross-validation inside one half of the shipped dev corpora (learn on a quarter,
+measure on another quarter, both ways); the other half was used only for the final report.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class LearnSettings:
+    """Thresholds for proposing keywords and for the gate check (see the module docstring)."""
+
+    strong_share: float = 0.9
+    """A learned term is proposed strong when at least this share of its messages are one agent's..."""
+    min_strong_messages: int = 2
+    """...that agent's messages containing it are at least this many..."""
+    min_z: float = 2.0
+    """...and its z-score reaches this (weak proposals too)."""
+    weak_share: float = 0.5
+    """A learned term is proposed weak from this share..."""
+    min_weak_messages: int = 5
+    """...with at least this many messages of its agent."""
+    candidate_share: float = 0.3
+    """The gate check may also turn on terms from this share..."""
+    min_candidate_messages: int = 2
+    """...seen in at least this many of the agent's messages..."""
+    candidate_z: float = 1.0
+    """...with at least this z-score."""
+    keep_share: float = 0.6
+    """One of your strong keywords stays strong unless fewer than this share of its messages are
+    its agent's (then weak from `drop_share`, dropped below)..."""
+    drop_share: float = 0.3
+    min_contradicting_messages: int = 3
+    """...and only when it was seen in at least this many messages (no evidence: kept)."""
+    min_gain: float = 2.0
+    """Gate check: messages a keyword must win to be turned on or up."""
+    switch_penalty: float = 1.0
+    """Gate check: extra cost of a wrong decision that moves the route."""
+    passes: int = 2
+    """Gate check: coordinate-ascent passes."""
+    prior_messages: float = 100.0
+    """alpha0 of the informative Dirichlet prior (scoring), in messages."""
