@@ -8,7 +8,7 @@ CONFIG ?= config/proxy.toml
 CORPUS ?= eval/corpus
 RESULTS ?= results
 
-.PHONY: install run test lint bench bench-learn eval check clean
+.PHONY: install run test lint bench bench-state bench-learn eval check clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -34,6 +34,9 @@ check: install
 # benchmarks and evaluations print and write under $(RESULTS)/ (ignored): they never rewrite tracked files
 bench: install
 	$(PY) bench/run.py
+
+bench-state: install
+	$(PY) bench/state_bench.py
 
 bench-learn: install
 	$(PY) bench/learn_bench.py

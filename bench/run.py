@@ -374,9 +374,11 @@ def main() -> int:
         import keywords_bench
         import learn_bench
         import memory_bench
+        import state_bench
 
         keywords_bench.main()
         memory_bench.main()
+        state_bench.main()
         learn_bench.main([])
     return 0
 

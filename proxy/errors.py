@@ -4,6 +4,7 @@
     ├── ConfigError              a config file is invalid (carries every problem found)
     ├── UnparsedUpdate           a webhook body we cannot read as a known platform shape
     ├── LeaseTimeout             (proxy.state) a conversation stayed held past the caller's wait
+    ├── StateUnavailable         (proxy.state) the shared state backend (Redis) failed or was too slow
     ├── UpstreamError            the forwarding leg failed
     │   ├── UpstreamConnectError     the agent refused or could not be reached (-> 502)
     │   └── UpstreamTimeout          the agent did not answer in time (-> 504)

@@ -1,7 +1,9 @@
 """The admin listener (127.0.0.1 by default): health, readiness, stats JSON, Prometheus metrics.
 
     /healthz   200 "ok" while the process runs
-    /readyz    200 "ready" once the service started, else 503
+    /readyz    200 "ready" once the service started; 503 "not ready" before, 503 "degraded" while
+               the shared state backend (Redis) does not answer (the proxy still serves webhooks
+               on its per-process memory fallback)
     /stats     JSON (`Service.stats_snapshot`)
     /metrics   Prometheus text exposition
 """
@@ -21,17 +23,17 @@ __all__ = ["create_admin_app"]
 Stats = Callable[[], Awaitable[Mapping[str, object]]]
 
 
-def create_admin_app(stats: Stats, ready: Callable[[], bool], metrics: Callable[[], tuple[bytes, str]]) -> Starlette:
-    """The admin app: `stats()` gives the /stats JSON, `ready()` readiness, `metrics()` the
-    Prometheus body and its content type."""
+def create_admin_app(stats: Stats, readiness: Callable[[], str],
+                     metrics: Callable[[], tuple[bytes, str]]) -> Starlette:
+    """The admin app: `stats()` gives the /stats JSON, `readiness()` the /readyz word ("ready"
+    answers 200, anything else 503), `metrics()` the Prometheus body and its content type."""
 
     async def healthz(_request: Request) -> Response:
         return PlainTextResponse("ok")
 
     async def readyz(_request: Request) -> Response:
-        if ready():
-            return PlainTextResponse("ready")
-        return PlainTextResponse("not ready", status_code=503)
+        word = readiness()
+        return PlainTextResponse(word, status_code=200 if word == "ready" else 503)
 
     async def stats_view(_request: Request) -> Response:
         return JSONResponse(json.loads(json.dumps(await stats(), default=str)))

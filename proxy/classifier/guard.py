@@ -6,10 +6,13 @@
       else inner.classify in timeout_s   -> its result, or Outcome.ERROR kind `timeout`
     then: breaker and stats updated, one structured log line.
 
-`TokenBucket` and `CircuitBreaker` are small pure state machines driven by `now` (seconds).
-Libraries were considered: aiolimiter reads the event loop's clock, pybreaker/aiobreaker read
-the wall clock (datetime), pyrate-limiter is a sliding-window log with its own clock classes in
-milliseconds; none is a token bucket driven by our injected clock, so both are written here.
+The budget is a `proxy.state.budget.ClassifierBudget` (a `TokenBucket` per channel, in this
+process or, with the Redis state backend, shared by every replica); the `CircuitBreaker` is a
+small pure state machine driven by `now` (seconds) and stays per process (a provider outage is
+seen by each replica within `breaker_failures` calls). Libraries were considered: aiolimiter
+reads the event loop's clock, pybreaker/aiobreaker read the wall clock (datetime), pyrate-limiter
+is a sliding-window log with its own clock classes in milliseconds; none is driven by our
+injected clock, so both are written here.
 """
 
 from __future__ import annotations
@@ -24,37 +27,11 @@ from dataclasses import replace
 from proxy.classifier.base import Classification, ClassificationRequest, Classifier, Outcome
 from proxy.classifier.stats import ClassifierStats
 from proxy.config.model import ClassifierSettings
+from proxy.state.budget import ClassifierBudget, MemoryBudget, TokenBucket
 
 logger = logging.getLogger("stickyroute.classifier")
 
-
-class TokenBucket:
-    """Token bucket: refills `rate_per_minute` tokens per minute up to `capacity`; starts full.
-
-    `now` is seconds on any monotonic scale; a clock going backwards refills nothing.
-    """
-
-    __slots__ = ("_capacity", "_rate_per_s", "_tokens", "_updated")
-
-    def __init__(self, rate_per_minute: float, capacity: float, now: float) -> None:
-        self._rate_per_s = rate_per_minute / 60.0
-        self._capacity = capacity
-        self._tokens = capacity
-        self._updated = now
-
-    def tokens(self, now: float) -> float:
-        """Tokens available at `now` (after refilling)."""
-        elapsed = max(0.0, now - self._updated)
-        self._tokens = min(self._capacity, self._tokens + elapsed * self._rate_per_s)
-        self._updated = max(self._updated, now)
-        return self._tokens
-
-    def take(self, now: float) -> bool:
-        """Spend one token if there is one; False (nothing spent) when the bucket is empty."""
-        if self.tokens(now) < 1.0:
-            return False
-        self._tokens -= 1.0
-        return True
+__all__ = ["BreakerState", "CircuitBreaker", "GuardedClassifier", "TokenBucket"]
 
 
 class BreakerState(enum.Enum):
@@ -125,9 +102,11 @@ class CircuitBreaker:
 class GuardedClassifier:
     """Wraps a Classifier with budget, breaker, hard timeout, stats and a log line per call.
 
-    `clock()` returns seconds (monotonic). Budget: one bucket per `request.channel`, refilled
-    at `settings.calls_per_minute` with a burst capacity of one minute's worth (at least 1;
-    0 calls per minute means never call). Breaker: one per guard (a provider outage is not per
+    `clock()` returns seconds (monotonic). Budget: `budget` (default a `MemoryBudget`: one
+    bucket per `request.channel`, refilled at `settings.calls_per_minute` with a burst capacity
+    of one minute's worth, at least 1; 0 calls per minute means never call), asked at
+    `budget_clock()` (default: the call's start on `clock`; the wall clock when replicas share
+    the budget). Breaker: one per guard (a provider outage is not per
     channel), `settings.breaker_failures` / `settings.breaker_cooldown_s`. `protect=False`
     skips budget and breaker (for a zero-cost classifier such as the heuristic) but keeps the
     timeout, stats and logs. Message text is logged only when `log_text` is true (a bool, or
@@ -143,6 +122,8 @@ class GuardedClassifier:
         *,
         log_text: bool | Callable[[str], bool] = False,
         protect: bool = True,
+        budget: ClassifierBudget | None = None,
+        budget_clock: Callable[[], float] | None = None,
     ) -> None:
         self.name = inner.name
         self.inner = inner
@@ -152,15 +133,8 @@ class GuardedClassifier:
         self._clock = clock
         self._log_text = log_text
         self._protect = protect
-        self._buckets: dict[str, TokenBucket] = {}
-
-    def _bucket(self, channel: str, now: float) -> TokenBucket:
-        bucket = self._buckets.get(channel)
-        if bucket is None:
-            rate = self._settings.calls_per_minute
-            capacity = max(1.0, rate) if rate > 0 else 0.0
-            bucket = self._buckets[channel] = TokenBucket(rate, capacity, now)
-        return bucket
+        self.budget = budget if budget is not None else MemoryBudget(settings.calls_per_minute)
+        self._budget_clock = budget_clock
 
     async def aclose(self) -> None:
         """Close the inner classifier's resources, if it has any."""
@@ -176,7 +150,14 @@ class GuardedClassifier:
             trial = self.breaker.state(start) is BreakerState.HALF_OPEN
             if not self.breaker.allow(start):
                 return self._done(request, Classification(outcome=Outcome.OPEN))
-            if not self._bucket(request.channel, start).take(start):
+            budget_now = start if self._budget_clock is None else self._budget_clock()
+            try:
+                allowed = await self.budget.take(request.channel, budget_now)
+            except BaseException:
+                if trial:
+                    self.breaker.release()
+                raise
+            if not allowed:
                 if trial:
                     self.breaker.release()
                 return self._done(request, Classification(outcome=Outcome.BUDGET))

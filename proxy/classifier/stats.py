@@ -13,7 +13,7 @@ views of the same numbers:
   `answers_unmatched` counts the none answers whose text was neither a candidate nor `none` nor
   empty ("I think coder"); p50/p99 (nearest rank) cover the last `reservoir_size` calls and are
   None before the first call. Milliseconds are rounded to 0.001.
-- Prometheus metrics in `registry` (a CollectorRegistry owned by this object) for `/metrics`:
+- Prometheus metrics in `registry` (the service's CollectorRegistry, or one of its own) for `/metrics`:
   stickyroute_classifier_calls_total{channel,provider,outcome=agent|none|error},
   stickyroute_classifier_failures_total{channel,provider,kind},
   stickyroute_classifier_skips_total{channel,reason=budget|open},
@@ -131,11 +131,11 @@ class _Tally:
 class ClassifierStats:
     """Per-channel and total classifier accounting, plus Prometheus metrics in `registry`."""
 
-    def __init__(self, reservoir_size: int = 1024) -> None:
+    def __init__(self, reservoir_size: int = 1024, registry: CollectorRegistry | None = None) -> None:
         self._reservoir_size = reservoir_size
         self._total = _Tally(reservoir_size)
         self._channels: dict[str, _Tally] = {}
-        self.registry = CollectorRegistry(auto_describe=True)
+        self.registry = registry if registry is not None else CollectorRegistry(auto_describe=True)
         self._calls = Counter(
             "stickyroute_classifier_calls", "Classifier calls made, by outcome.",
             ("channel", "provider", "outcome"), registry=self.registry,

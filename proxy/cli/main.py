@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 
 from proxy import __version__
 from proxy.config import check_config
+from proxy.errors import ConfigProblem
 
 AddArguments = Callable[[argparse.ArgumentParser], None]
 Run = Callable[[argparse.Namespace], int]
@@ -35,8 +36,16 @@ def _run_check(args: argparse.Namespace) -> int:
     """Print every problem as `file: dotted.key: what is wrong` (warnings prefixed).
 
     Errors first, then warnings, then a summary line. Exit 0 when there is no error, else 2.
+    With `[state] backend = "redis"`, a Redis that does not answer is a warning (`state.url`)
+    with the exact error: the proxy would start on its memory fallback.
     """
     config, problems = check_config(args.path)
+    if config is not None and config.state.shared and not [p for p in problems if not p.warning]:
+        from proxy.state.build import probe
+
+        unreachable = probe(config.state)
+        if unreachable is not None:
+            problems.append(ConfigProblem(config.path, "state.url", unreachable, warning=True))
     errors = [p for p in problems if not p.warning]
     warnings = [p for p in problems if p.warning]
     for problem in errors:

@@ -30,6 +30,8 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--record", metavar="FILE", help="append every inbound webhook to FILE (JSON lines)")
     parser.add_argument("--demo-agents", action="store_true",
                         help="also start a logging demo agent on every loopback agent URL")
+    parser.add_argument("--workers", type=int, default=1, metavar="N",
+                        help="worker processes on one port (N > 1 needs [state] backend = \"redis\")")
 
 
 def run_serve(args: argparse.Namespace) -> int:
@@ -49,6 +51,10 @@ def _serve(args: argparse.Namespace) -> int:
         return 2
     if args.admin_port:
         config = replace(config, admin=replace(config.admin, port=args.admin_port))
+    refusal = _workers_problem(args, config.state.shared)
+    if refusal is not None:
+        print(f"{config.path}: {refusal}", file=sys.stderr)
+        return 2
     busy = _busy_addresses([(args.host or config.server.host, args.port or config.server.port),
                             (config.admin.host, config.admin.port)])
     if busy:
@@ -62,11 +68,31 @@ def _serve(args: argparse.Namespace) -> int:
         from proxy.replay.recording import Recorder
 
         recorder = Recorder(args.record, config)
+    if args.workers > 1:
+        from proxy.server.workers import run_workers
+
+        run_workers(config, args.workers, args.host, args.port, args.admin_port, args.record)
+        return 0
     from proxy.server.run import serve
 
     with contextlib.suppress(KeyboardInterrupt):
         _run(serve(config, args.host, args.port, recorder=recorder, demo=args.demo_agents))
     return 0
+
+
+def _workers_problem(args: argparse.Namespace, shared_state: bool) -> str | None:
+    """Why `--workers` cannot be served with this config, or None."""
+    if args.workers < 1:
+        return f"--workers must be at least 1, got {args.workers}"
+    if args.workers == 1:
+        return None
+    if not shared_state:
+        return (f'state.backend: --workers {args.workers} needs backend = "redis": with "memory" every worker '
+                "process keeps its own routes and delivery log, so a conversation would change agent from one "
+                "message to the next and a platform retry reaching another worker would be forwarded twice")
+    if args.demo_agents:
+        return "--demo-agents runs with one worker (start the demo agents with `make run` apart)"
+    return None
 
 
 def _run(main: Any) -> None:

@@ -178,6 +178,35 @@ class ClassifierSettings:
     """How long an open breaker skips the classifier before letting one call through."""
 
 
+STATE_BACKENDS: tuple[str, ...] = ("memory", "redis")
+
+
+@dataclass(frozen=True, slots=True)
+class StateSettings:
+    """`[state]`: where routes, deliveries and the classifier budget live.
+
+    `memory`: this process only (the default; one worker). `redis`: shared by every replica and
+    worker at `url` (redis://, rediss:// or unix://; a password in the URL is kept out of repr),
+    keys under `key_prefix`; one Redis operation never holds a webhook longer than
+    `op_timeout_ms` (then the process serves on its memory fallback until Redis answers again).
+    """
+
+    backend: str = "memory"
+    url: str = field(default="redis://127.0.0.1:6379/0", repr=False)
+    key_prefix: str = "stickyroute:"
+    op_timeout_ms: float = 50.0
+
+    @property
+    def op_timeout_s(self) -> float:
+        """`op_timeout_ms` in seconds."""
+        return self.op_timeout_ms / 1000.0
+
+    @property
+    def shared(self) -> bool:
+        """True when replicas and workers share the state (not the per-process memory backend)."""
+        return self.backend != "memory"
+
+
 @dataclass(frozen=True, slots=True)
 class Config:
     """The whole configuration file, validated."""
@@ -190,6 +219,7 @@ class Config:
     upstream: UpstreamSettings = UpstreamSettings()
     routing: RoutingSettings = RoutingSettings()
     classifier: ClassifierSettings = ClassifierSettings()
+    state: StateSettings = StateSettings()
 
     def channel_for_path(self, path: str) -> Channel | None:
         """The channel whose `path`/`paths` equals `path` exactly, or None."""

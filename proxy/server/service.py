@@ -13,7 +13,7 @@ import os
 from collections.abc import AsyncIterator, Callable, Mapping
 
 import httpx
-from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 from starlette.applications import Starlette
 
 from proxy import clock as wall_clock
@@ -31,8 +31,7 @@ from proxy.forwarding.leg import Forwarding, Leg
 from proxy.reply import Reply
 from proxy.routing.router import Router, reason_counts
 from proxy.routing.rules import build_all_rules, global_scorer
-from proxy.state.base import limits_for
-from proxy.state.memory import MemoryConversationState, MemoryDeliveryLog
+from proxy.state.build import build_state
 
 __all__ = ["Service"]
 
@@ -45,7 +44,10 @@ class Service:
     `clock` (seconds, wall time) drives routes and deliveries; `guard_clock` (seconds,
     monotonic by default) the classifier's budget, breaker and latency; tests pass fake clocks
     for both. `leg` replaces the aiohttp forwarding leg (unit tests); `groq_http_client` is
-    handed to the Groq classifier (respx in tests).
+    handed to the Groq classifier (respx in tests). State comes from `config.state` (memory, or
+    Redis behind the per-process memory fallback); with Redis the classifier budget is shared
+    and asked on `clock` (the replicas' common wall clock). `registry` holds every metric of
+    the service (classifier, state health) for /metrics.
     """
 
     def __init__(self, config: Config, env: Mapping[str, str] | None = None,
@@ -55,7 +57,9 @@ class Service:
                  recorder: RecordHook | None = None,
                  leg: Forwarding | None = None) -> None:
         self.config = config
-        self.stats = ClassifierStats()
+        self.registry = CollectorRegistry(auto_describe=True)
+        self.stats = ClassifierStats(registry=self.registry)
+        self.state = build_state(config, self.registry)
         guard_clock = guard_clock or wall_clock.monotonic
         scorer = global_scorer(config)
         inner, self.classifier_line = build_classifier(
@@ -68,9 +72,10 @@ class Service:
             log_text=lambda channel: config.channels[channel].routing.log_text if channel in config.channels
             else config.routing.log_text,
             protect=not isinstance(inner, KeywordClassifier),
+            budget=self.state.budget, budget_clock=clock if self.state.shared else None,
         )
-        self.conversations = MemoryConversationState(limits_for(config), config.classifier.context_messages)
-        self.deliveries = MemoryDeliveryLog()
+        self.conversations = self.state.conversations
+        self.deliveries = self.state.deliveries
         self.router = Router(config, self.classifier, self.conversations, build_all_rules(config, lists_agents))
         self._clock = clock
         self._recorder = recorder
@@ -80,6 +85,7 @@ class Service:
     async def start(self) -> Dispatcher:
         """Create the forwarding leg (its pools need a running loop) and the dispatcher."""
         if self.dispatcher is None:
+            await self.state.start()
             leg = self._leg or Leg(self.config.upstream, self.config.server)
             self.dispatcher = Dispatcher(self.config, self.router, self.deliveries, leg, self._clock, self._recorder)
             log.info("%s", self.classifier_line)
@@ -90,12 +96,18 @@ class Service:
         if self.dispatcher is not None:
             await self.dispatcher.leg.aclose()
         await self.classifier.aclose()
-        await self.conversations.aclose()
-        await self.deliveries.aclose()
+        await self.state.aclose()
 
     def ready(self) -> bool:
         """True once the config is loaded and the forwarding leg exists."""
         return self.dispatcher is not None
+
+    def readiness(self) -> str:
+        """"ready", "not ready" (not started) or "degraded" (the shared state backend does not
+        answer: serving on the memory fallback) for /readyz."""
+        if not self.ready():
+            return "not ready"
+        return "ready" if self.state.health.up else "degraded"
 
     async def stats_snapshot(self) -> dict[str, object]:
         """JSON-able stats: classifier accounting, decisions per reason, live routes per channel."""
@@ -104,11 +116,12 @@ class Service:
             "classifier": {"provider": self.classifier.name, **self.stats.snapshot()},
             "decisions": reason_counts(self.router),
             "routes": {name: await self.conversations.count(name, now) for name in self.config.channels},
+            "state": {"backend": self.config.state.backend, "up": self.state.health.up},
         }
 
     def metrics(self) -> tuple[bytes, str]:
-        """Prometheus text exposition of the classifier metrics."""
-        return generate_latest(self.stats.registry), CONTENT_TYPE_LATEST
+        """Prometheus text exposition of the service's metrics (classifier, state health)."""
+        return generate_latest(self.registry), CONTENT_TYPE_LATEST
 
     def public_app(self) -> Starlette:
         """The webhook ASGI app; its lifespan starts and closes the service."""
@@ -130,4 +143,4 @@ class Service:
 
     def admin_app(self) -> Starlette:
         """The admin ASGI app (health, readiness, stats, metrics)."""
-        return create_admin_app(self.stats_snapshot, self.ready, self.metrics)
+        return create_admin_app(self.stats_snapshot, self.readiness, self.metrics)

@@ -1,8 +1,14 @@
 """State: everything that outlives a request, behind two async protocols with `now` passed in.
 
-    base.py     ConversationState, DeliveryLog (protocols), Lease, Claim, ClaimState, DecisionMemo
+    base.py     ConversationState, DeliveryLog (protocols), Lease, Claim, ClaimState, DecisionMemo,
+                LeaseTimeout, StateUnavailable
     route.py    Route, ConversationKey (the values kept per conversation)
+    budget.py   ClassifierBudget (protocol), TokenBucket, MemoryBudget
     memory.py   the embedded backend (one process; cachetools)
+    redis/      the shared backend (replicas and workers; redis-py asyncio, Lua scripts)
+    health.py   BackendHealth: degraded or not, one log line per change, gauge, recovery ping
+    fallback.py the shared backend while healthy, this process's memory otherwise
+    build.py    build_state(config): what `[state]` asks for; probe() for `stickyroute check`
 
 Backends are interchangeable and pass one contract suite (tests/state/).
 """
@@ -17,13 +23,33 @@ from proxy.state.base import (
     DeliveryLog,
     Lease,
     LeaseTimeout,
+    StateUnavailable,
     limits_for,
 )
+from proxy.state.budget import ClassifierBudget, MemoryBudget, TokenBucket
+from proxy.state.build import StateBackends, build_state
 from proxy.state.memory import MemoryConversationState, MemoryDeliveryLog
 from proxy.state.route import ConversationKey, Route
 
 __all__ = [
-    "Claim", "ClaimState", "ConversationKey", "ConversationLimits", "ConversationState", "DecisionMemo",
-    "DeliveryKey", "DeliveryLog", "Lease", "LeaseTimeout", "MemoryConversationState", "MemoryDeliveryLog", "Route",
+    "Claim",
+    "ClaimState",
+    "ClassifierBudget",
+    "ConversationKey",
+    "ConversationLimits",
+    "ConversationState",
+    "DecisionMemo",
+    "DeliveryKey",
+    "DeliveryLog",
+    "Lease",
+    "LeaseTimeout",
+    "MemoryBudget",
+    "MemoryConversationState",
+    "MemoryDeliveryLog",
+    "Route",
+    "StateBackends",
+    "StateUnavailable",
+    "TokenBucket",
+    "build_state",
     "limits_for",
 ]

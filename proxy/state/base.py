@@ -37,6 +37,11 @@ class LeaseTimeout(StickyrouteError):
     """Another decision of the conversation still runs after the caller's `wait_s`."""
 
 
+class StateUnavailable(StickyrouteError):
+    """A shared backend's operation failed or took longer than its `op_timeout` (the foreign
+    error, e.g. redis' ConnectionError, is its `__cause__`). Callers fall back, never fail."""
+
+
 DeliveryKey = tuple[str, str]
 """(channel name, delivery id): Telegram `update_id`, WhatsApp wamid, status id + status..."""
 

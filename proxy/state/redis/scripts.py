@@ -1,0 +1,181 @@
+"""The Lua scripts of the Redis backend: one script per state step, each on the keys of one
+hash tag (one slot), run with EVALSHA (`register_script`; redis-py reloads a script that a
+restarted Redis forgot). Times are the caller's clock (seconds, `repr` floats): the scripts
+compare them; Redis's own expiry (PEXPIRE, relative milliseconds) only collects garbage.
+"""
+
+from __future__ import annotations
+
+ACQUIRE = """
+-- KEYS: conversation hash, lock. ARGV: token, lock_ms.
+-- Take the lock and read the route, version and recent texts in the same call.
+if redis.call('SET', KEYS[2], ARGV[1], 'NX', 'PX', ARGV[2]) then
+  return {1, redis.call('HMGET', KEYS[1], 'a', 'c', 'l', 'x', 'd', 'n', 'v', 'r', 'ru')}
+end
+return {0, redis.call('PTTL', KEYS[2])}
+"""
+
+COMMIT = """
+-- KEYS: conversation hash, lock. ARGV: token, version seen, mode (s store | f forget | k keep),
+-- six route fields, recent blob ('' unchanged), recent until, keep_ms (hash lifetime, <= 0 drops it).
+-- Fencing: write only while holding the lock, or when the lock expired and nobody wrote since.
+local holder = redis.call('GET', KEYS[2])
+local version = redis.call('HGET', KEYS[1], 'v') or '0'
+if holder ~= ARGV[1] and (holder or version ~= ARGV[2]) then
+  return 0
+end
+local keep = tonumber(ARGV[12])
+if keep <= 0 then
+  redis.call('DEL', KEYS[1])
+else
+  if ARGV[3] == 's' then
+    redis.call('HSET', KEYS[1], 'a', ARGV[4], 'c', ARGV[5], 'l', ARGV[6], 'x', ARGV[7], 'd', ARGV[8], 'n', ARGV[9])
+  elseif ARGV[3] == 'f' then
+    redis.call('HDEL', KEYS[1], 'a', 'c', 'l', 'x', 'd', 'n')
+  end
+  if ARGV[10] ~= '' then
+    redis.call('HSET', KEYS[1], 'r', ARGV[10], 'ru', ARGV[11])
+  end
+  redis.call('HSET', KEYS[1], 'v', tonumber(version) + 1)
+  redis.call('PEXPIRE', KEYS[1], keep)
+end
+if holder == ARGV[1] then
+  redis.call('DEL', KEYS[2])
+end
+return 1
+"""
+
+RELEASE = """
+-- KEYS: lock. ARGV: token. Delete the lock only when it is still ours.
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('DEL', KEYS[1])
+end
+return 0
+"""
+
+PUT = """
+-- KEYS: conversation hash. ARGV: now, six route fields, route until, margin_ms.
+-- Write (or, already expired, drop) a route outside a decision; the recent texts stay.
+local now = tonumber(ARGV[1])
+local route_until = tonumber(ARGV[8])
+local recent_until = tonumber(redis.call('HGET', KEYS[1], 'ru') or '0')
+local keep = math.max(route_until, recent_until) - now
+if keep <= 0 then
+  redis.call('DEL', KEYS[1])
+  return 0
+end
+if route_until > now then
+  redis.call('HSET', KEYS[1], 'a', ARGV[2], 'c', ARGV[3], 'l', ARGV[4], 'x', ARGV[5], 'd', ARGV[6], 'n', ARGV[7])
+else
+  redis.call('HDEL', KEYS[1], 'a', 'c', 'l', 'x', 'd', 'n')
+end
+redis.call('HINCRBY', KEYS[1], 'v', 1)
+redis.call('PEXPIRE', KEYS[1], math.ceil(keep * 1000) + tonumber(ARGV[9]))
+return 1
+"""
+
+DELETE = """
+-- KEYS: conversation hash. ARGV: now, margin_ms. Drop the route; the recent texts stay.
+local now = tonumber(ARGV[1])
+local recent_until = tonumber(redis.call('HGET', KEYS[1], 'ru') or '0')
+if recent_until <= now then
+  return redis.call('DEL', KEYS[1])
+end
+redis.call('HDEL', KEYS[1], 'a', 'c', 'l', 'x', 'd', 'n')
+redis.call('HINCRBY', KEYS[1], 'v', 1)
+redis.call('PEXPIRE', KEYS[1], math.ceil((recent_until - now) * 1000) + tonumber(ARGV[2]))
+return 1
+"""
+
+_MEMO = """
+local function live_memo(f_memo, f_until, now)
+  if f_memo and tonumber(f_until) > now then return f_memo end
+  return false
+end
+local function keep_at_least(key, ms)
+  if redis.call('PTTL', key) < ms then redis.call('PEXPIRE', key, ms) end
+end
+"""
+
+CLAIM = _MEMO + """
+-- KEYS: delivery hash. ARGV: now, token, claim until, claim_ms.
+-- {'done', memo, answer} | {'busy', memo, holder token} | {'first', memo} (the caller holds it).
+local now = tonumber(ARGV[1])
+local f = redis.call('HMGET', KEYS[1], 'a', 'au', 'm', 'mu', 't', 'tu')
+local memo = live_memo(f[3], f[4], now)
+if f[1] and tonumber(f[2]) > now then return {'done', memo, f[1]} end
+if f[5] and tonumber(f[6]) > now then return {'busy', memo, f[5]} end
+redis.call('HSET', KEYS[1], 't', ARGV[2], 'tu', ARGV[3])
+keep_at_least(KEYS[1], tonumber(ARGV[4]))
+return {'first', memo}
+"""
+
+SETTLE = _MEMO + """
+-- KEYS: delivery hash. ARGV: now, awaited token, token, claim until, claim_ms.
+-- One poll of a waiter: {'done', memo, answer} | {'failed', memo, reply of the awaited attempt}
+-- | {'busy', memo, holder token} | {'first', memo} (it ended without an answer: the caller holds it).
+local now = tonumber(ARGV[1])
+local f = redis.call('HMGET', KEYS[1], 'a', 'au', 'm', 'mu', 't', 'tu', 'ft', 'fr')
+local memo = live_memo(f[3], f[4], now)
+if f[1] and tonumber(f[2]) > now then return {'done', memo, f[1]} end
+local failed = f[7] and f[7] == ARGV[2] and f[8] and f[8] ~= ''
+if f[5] and tonumber(f[6]) > now then
+  if failed and f[5] ~= ARGV[2] then return {'failed', memo, f[8]} end
+  return {'busy', memo, f[5]}
+end
+if failed then return {'failed', memo, f[8]} end
+redis.call('HSET', KEYS[1], 't', ARGV[3], 'tu', ARGV[4])
+keep_at_least(KEYS[1], tonumber(ARGV[5]))
+return {'first', memo}
+"""
+
+COMPLETE = _MEMO + """
+-- KEYS: delivery hash. ARGV: now, answer, answer until, memo ('' none), memo until, keep_ms.
+local now = tonumber(ARGV[1])
+redis.call('HSET', KEYS[1], 'a', ARGV[2], 'au', ARGV[3])
+redis.call('HDEL', KEYS[1], 't', 'tu')
+if ARGV[4] ~= '' and not live_memo(redis.call('HGET', KEYS[1], 'm'), redis.call('HGET', KEYS[1], 'mu'), now) then
+  redis.call('HSET', KEYS[1], 'm', ARGV[4], 'mu', ARGV[5])
+end
+keep_at_least(KEYS[1], tonumber(ARGV[6]))
+return 1
+"""
+
+FAIL = _MEMO + """
+-- KEYS: delivery hash. ARGV: now, token, reply ('' died without one), memo ('' none), memo until, keep_ms.
+-- Release our claim (not a newer holder's) and leave what the waiters need.
+local now = tonumber(ARGV[1])
+if redis.call('HGET', KEYS[1], 't') == ARGV[2] then
+  redis.call('HDEL', KEYS[1], 't', 'tu')
+end
+redis.call('HSET', KEYS[1], 'ft', ARGV[2], 'fr', ARGV[3])
+if ARGV[4] ~= '' and not live_memo(redis.call('HGET', KEYS[1], 'm'), redis.call('HGET', KEYS[1], 'mu'), now) then
+  redis.call('HSET', KEYS[1], 'm', ARGV[4], 'mu', ARGV[5])
+end
+keep_at_least(KEYS[1], tonumber(ARGV[6]))
+return 1
+"""
+
+TAKE = """
+-- KEYS: budget hash. ARGV: now, rate per second, capacity, keep_ms. 1 when a token was spent.
+-- The same arithmetic as proxy.state.budget.TokenBucket (doubles, %.17g round-trips exactly).
+local now = tonumber(ARGV[1])
+local rate = tonumber(ARGV[2])
+local capacity = tonumber(ARGV[3])
+local b = redis.call('HMGET', KEYS[1], 'k', 'u')
+local tokens, updated = capacity, now
+if b[1] then
+  tokens = tonumber(b[1])
+  updated = tonumber(b[2])
+end
+tokens = math.min(capacity, tokens + math.max(0, now - updated) * rate)
+updated = math.max(updated, now)
+local ok = 0
+if tokens >= 1 then
+  tokens = tokens - 1
+  ok = 1
+end
+redis.call('HSET', KEYS[1], 'k', string.format('%.17g', tokens), 'u', string.format('%.17g', updated))
+redis.call('PEXPIRE', KEYS[1], ARGV[4])
+return ok
+"""
