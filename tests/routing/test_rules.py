@@ -10,7 +10,7 @@ import pytest
 from proxy.config import RulePack, load_rule_pack
 from proxy.routing.keywords import AgentKeywords, KeywordScorer
 
-RULES = Path(__file__).resolve().parent.parent / "rules"
+RULES = Path(__file__).resolve().parents[2] / "rules"
 PACKS = ("billing", "coder", "debugger", "devops", "researcher", "sales", "support", "travel",
          "writer")
 
