@@ -7,7 +7,7 @@ import pytest
 from proxy.learn.stoplist import IDIOMS, idiom_terms, without_idioms
 from proxy.learn.terms import keyword_term, message_terms, sub_terms
 from proxy.routing.keywords import AgentKeywords, KeywordScorer
-from tests.test_rules import IDIOMS as SHIPPED_IDIOM_SENTENCES
+from tests.routing.test_rules import IDIOMS as SHIPPED_IDIOM_SENTENCES
 
 
 @pytest.mark.parametrize("text, expected", [
