@@ -83,6 +83,22 @@ def test_hop_by_hop_headers_stripped_on_the_wire(tmp_path):
         assert request.header_values(b"x-forwarded-for") == [b"127.0.0.1"]
 
 
+def test_a_secret_token_named_in_connection_passes_the_check_and_reaches_the_agent(tmp_path):
+    """Issue #10: a signature header listed in `Connection` is checked at the edge and forwarded."""
+    body = telegram_text(1, "hello there")
+    head = (b"POST /webhooks/telegram HTTP/1.1\r\nHost: hooks.example.test\r\nContent-Type: application/json\r\n"
+            b"Connection: close, X-Telegram-Bot-Api-Secret-Token\r\nX-Telegram-Bot-Api-Secret-Token: tg-secret-1\r\n"
+            b"Content-Length: " + str(len(body)).encode() + b"\r\n\r\n")
+    with upstream_set("general") as ups:
+        config = write_config(tmp_path, ups, telegram='secret_token = "tg-secret-1"')
+        with running_proxy(config) as (base, _service):
+            reply = raw_request(base, head, body)
+        assert reply.startswith(b"HTTP/1.1 200")
+        (request,) = ups["general"].requests
+        assert request.header_values(b"x-telegram-bot-api-secret-token") == [b"tg-secret-1"]
+        assert request.header_values(b"connection") == []
+
+
 async def test_clients_that_disconnect_early_release_upstream_connections(tmp_path):
     """T34: 20 aborted clients against a slow agent, pool of 4; then a normal request succeeds."""
     body = telegram_text(1, "hello there")
