@@ -19,6 +19,7 @@ from proxy.config.model import (
     ClassifierSettings,
     RoutingSettings,
     ServerSettings,
+    StateSettings,
     Strategy,
     UpstreamSettings,
 )
@@ -112,6 +113,23 @@ def read_upstream(table: Table | None) -> UpstreamSettings:
         connect_timeout_s=table.number("connect_timeout_s", positive=True),
         timeout_s=table.number("timeout_s", positive=True),
         max_connections=table.integer("max_connections", minimum=1),
+        max_reply_bytes=table.integer("max_reply_bytes", minimum=1),
+        late_answer_s=table.number("late_answer_s"),
+    ))
+
+
+STATE_BACKENDS = ("memory",)
+
+
+def read_state(table: Table | None) -> StateSettings:
+    """`[state]`: the backend (memory only in this build) and the delivery log's bounds."""
+    if table is None:
+        return StateSettings()
+    table.reject_unknown(f.name for f in fields(StateSettings))
+    return StateSettings(**_present(
+        backend=table.choice("backend", STATE_BACKENDS),
+        delivery_ttl_hours=table.number("delivery_ttl_hours", positive=True),
+        delivery_log_max_bytes=table.integer("delivery_log_max_bytes", minimum=1),
     ))
 
 

@@ -33,12 +33,13 @@ from proxy.config._sections import (
     read_classifier,
     read_routing,
     read_server,
+    read_state,
     read_upstream,
 )
 from proxy.config.model import Agent, Channel, Config, Strategy
 from proxy.errors import ConfigError, ConfigProblem
 
-TOP_LEVEL_KEYS = ("server", "admin", "upstream", "routing", "classifier", "agents", "channels")
+TOP_LEVEL_KEYS = ("server", "admin", "upstream", "routing", "classifier", "state", "agents", "channels")
 
 log = logging.getLogger("stickyroute.config")
 
@@ -74,6 +75,7 @@ def check_config(path: str | Path, env: Mapping[str, str] | None = None
     upstream = read_upstream(root.table("upstream"))
     routing = read_routing(root.table("routing"))
     classifier = read_classifier(root.table("classifier"))
+    state = read_state(root.table("state"))
     agents = read_agents(root, config_dir, _names(data.get("channels")))
     channels = read_channels(root, _names(data.get("agents")), routing)
     _warn_keywordless(problems, agents, channels)
@@ -88,6 +90,7 @@ def check_config(path: str | Path, env: Mapping[str, str] | None = None
         upstream=upstream,
         routing=routing,
         classifier=classifier,
+        state=state,
     )
     return config, problems.items
 

@@ -59,11 +59,33 @@ class AdminSettings:
 
 @dataclass(frozen=True, slots=True)
 class UpstreamSettings:
-    """`[upstream]`: the forwarding leg's HTTP client (seconds, connections)."""
+    """`[upstream]`: the forwarding leg's HTTP client (seconds, connections, bytes)."""
 
     connect_timeout_s: float = 5.0
+    """To connect a socket, and to wait for a free connection of the agent's pool."""
     timeout_s: float = 30.0
+    """With `connect_timeout_s`: the longest the platform waits for an agent's answer (then 504)."""
     max_connections: int = 100
+    """Connections of each agent's own pool (`agents.<name>.max_connections` overrides it)."""
+    max_reply_bytes: int = 5 * MIB
+    """Largest agent reply body relayed; past it the status and headers are relayed with an empty body."""
+    late_answer_s: float = 60.0
+    """After a 504, how long the agent's late answer is still awaited and kept for the platform's
+    retry (so the retry is answered, not forwarded twice); 0 cancels the request at the 504."""
+
+
+@dataclass(frozen=True, slots=True)
+class StateSettings:
+    """`[state]`: where routes and deliveries live, and how long and how much is remembered."""
+
+    backend: str = "memory"
+    """`memory` (embedded, one process); the Redis backend is issue #9."""
+    delivery_ttl_hours: float = 24.0
+    """How long an answered delivery is remembered: a platform retry within it gets the stored
+    answer instead of a second forward (Telegram retries for about a day; Meta up to 7 days)."""
+    delivery_log_max_bytes: int = 64 * MIB
+    """Memory backend: bound of the stored answers' total size (bytes); past it the least recently
+    used answers are forgotten first, and a retry of a forgotten delivery is forwarded again."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,6 +140,8 @@ class Agent:
     aliases: tuple[str, ...] = ()
     keywords: tuple[str, ...] = ()
     weak_keywords: tuple[str, ...] = ()
+    max_connections: int | None = None
+    """This agent's pool size; None: `upstream.max_connections`."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,6 +214,7 @@ class Config:
     upstream: UpstreamSettings = UpstreamSettings()
     routing: RoutingSettings = RoutingSettings()
     classifier: ClassifierSettings = ClassifierSettings()
+    state: StateSettings = StateSettings()
 
     def channel_for_path(self, path: str) -> Channel | None:
         """The channel whose `path`/`paths` equals `path` exactly, or None."""

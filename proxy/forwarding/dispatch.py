@@ -20,8 +20,9 @@ from collections.abc import Callable, Sequence
 
 from proxy.channels import ADAPTERS, BodyPart, ChannelAdapter, Request, SplitError
 from proxy.config.model import Channel, Config
-from proxy.errors import UnparsedUpdate, UpstreamError
+from proxy.errors import UnparsedUpdate, UpstreamError, UpstreamTimeout
 from proxy.forwarding.inbound import Inbound
+from proxy.forwarding.late import LateAnswers
 from proxy.forwarding.leg import Forwarding
 from proxy.forwarding.replies import as_redelivery, text_reply
 from proxy.reply import Reply
@@ -35,6 +36,7 @@ decision_log = logging.getLogger("stickyroute.decision")
 
 Recorder = Callable[[Inbound, float], None]
 _Item = tuple[Envelope, Decision, DeliveryKey]
+_Lates = dict[DeliveryKey, "asyncio.Future[Reply]"]
 
 
 class Dispatcher:
@@ -53,6 +55,7 @@ class Dispatcher:
         self.leg = leg
         self.clock = clock
         self.recorder = recorder
+        self.late = LateAnswers(deliveries, clock)
         upstream = config.upstream
         self.settle_s = settle_s if settle_s is not None else (
             upstream.connect_timeout_s + upstream.timeout_s + config.classifier.timeout_s + 1.0)
@@ -98,14 +101,15 @@ class Dispatcher:
         mine = set(owned)
         items: list[_Item] = []
         outcomes: dict[DeliveryKey, Reply] = {}
+        lates: _Lates = {}
         try:
             for envelope, key in zip(envelopes, keys, strict=True):
                 if key in mine:
                     items.append((envelope, await self._decide(channel, envelope, claims[key], now), key))
-            reply = await self._send(adapter, channel, inbound, items, len(envelopes), outcomes)
+            reply = await self._send(adapter, channel, inbound, items, len(envelopes), outcomes, lates)
         finally:
             memos = {key: DecisionMemo(d.agent, d.reason) for _e, d, key in items}
-            await self._end(owned, outcomes, memos, now)
+            await self._end(owned, outcomes, memos, now, lates)
         if len(outcomes) == len(owned) and not earlier and len({id(r) for r in outcomes.values()}) == 1:
             return reply
         return _summary(list({id(r): r for r in outcomes.values()}.values()) + earlier)
@@ -122,7 +126,7 @@ class Dispatcher:
             return Decision(channel.default_agent, "routing_error")
 
     async def _send(self, adapter: ChannelAdapter, channel: Channel, inbound: Inbound, items: list[_Item],
-                    total: int, outcomes: dict[DeliveryKey, Reply]) -> Reply:
+                    total: int, outcomes: dict[DeliveryKey, Reply], lates: _Lates) -> Reply:
         """Forward `items`: the body unchanged when they are all of it and go to one agent, else
         one part per agent; record each item's part reply in `outcomes`."""
         if len(items) == 1 and items[0][1].list_agents:
@@ -144,34 +148,47 @@ class Dispatcher:
                 log.warning("batch on %s cannot be split (%s); forwarded whole to the default %s",
                             channel.name, exc, channel.default_agent)
                 groups = {channel.default_agent: items}
+        late: list[asyncio.Future[Reply] | None] = [None] * len(groups)
         replies = await asyncio.gather(*(
             self._forward(channel, inbound, Decision(agent, ",".join(dict.fromkeys(d.reason for _e, d, _k in group))),
-                          parts[agent] if parts is not None else None)
-            for agent, group in groups.items()
+                          parts[agent] if parts is not None else None, late, index)
+            for index, (agent, group) in enumerate(groups.items())
         ))
-        for group, reply in zip(groups.values(), replies, strict=True):
+        for group, reply, exchange in zip(groups.values(), replies, late, strict=True):
             for _envelope, _decision, key in group:
                 outcomes[key] = reply
+                if exchange is not None:
+                    lates[key] = exchange
         return replies[0]
 
-    async def _forward(self, channel: Channel, inbound: Inbound, decision: Decision,
-                       part: BodyPart | None = None) -> Reply:
+    async def _forward(self, channel: Channel, inbound: Inbound, decision: Decision, part: BodyPart | None = None,
+                       late: list[asyncio.Future[Reply] | None] | None = None, index: int = 0) -> Reply:
+        """The agent's reply, or the proxy's error answer; an exchange still running after its 504
+        goes to `late[index]` (None: nobody keeps its answer)."""
         agent = self.config.agents[decision.agent]
         try:
             return await self.leg.forward(inbound, agent, channel.name, decision.reason, part)
         except UpstreamError as exc:
             log.warning("upstream %s failed for %s: %s", decision.agent, channel.name, exc)
-            what = "timed out" if exc.status_code == 504 else "failed"
-            return text_reply(exc.status_code, f"upstream {decision.agent} {what}", decision.reason)
+            if isinstance(exc, UpstreamTimeout) and exc.late is not None:
+                if late is None:
+                    self.late.ignore(exc.late)
+                else:
+                    late[index] = exc.late
+            return text_reply(exc.status_code, f"upstream {decision.agent} {_WHAT.get(exc.kind, 'failed')}", decision.reason)
 
     async def _end(self, owned: list[DeliveryKey], outcomes: dict[DeliveryKey, Reply],
-                   memos: dict[DeliveryKey, DecisionMemo], now: float) -> None:
-        """Complete the keys whose part got a 2xx, fail the others (None: no answer at all)."""
+                   memos: dict[DeliveryKey, DecisionMemo], now: float, lates: _Lates) -> None:
+        """Complete the keys whose part got a 2xx, fail the others (None: no answer at all); the
+        keys of a part still awaited after its 504 stay in flight until its late answer."""
         by_reply: dict[int, tuple[Reply, list[DeliveryKey]]] = {}
         for key, reply in outcomes.items():
             by_reply.setdefault(id(reply), (reply, []))[1].append(key)
         for reply, keys in by_reply.values():
-            if reply.ok:
+            exchange = lates.get(keys[0])
+            if exchange is not None:
+                self.late.watch(exchange, keys, {k: memos[k] for k in keys if k in memos})
+            elif reply.ok:
                 await self.deliveries.complete(keys, reply, now, memos)
             else:
                 await self.deliveries.fail(keys, reply, now, memos)
@@ -189,6 +206,9 @@ class Dispatcher:
         decision_log.info("%s", json.dumps({"channel": channel.name, "reason": "redelivery",
                                             "status": reply.status if reply else 200}))
         return as_redelivery(reply)
+
+
+_WHAT = {"timeout": "timed out", "unreachable": "unreachable", "pool_exhausted": "has no free connection"}
 
 
 def _answer_of(claim: Claim) -> Reply:

@@ -31,6 +31,7 @@ from proxy.forwarding.leg import Forwarding, Leg
 from proxy.reply import Reply
 from proxy.routing.router import Router, reason_counts
 from proxy.routing.rules import build_all_rules, global_scorer
+from proxy.server.upstream_stats import upstream_snapshot
 from proxy.state.base import limits_for
 from proxy.state.memory import MemoryConversationState, MemoryDeliveryLog
 
@@ -70,7 +71,8 @@ class Service:
             protect=not isinstance(inner, KeywordClassifier),
         )
         self.conversations = MemoryConversationState(limits_for(config), config.classifier.context_messages)
-        self.deliveries = MemoryDeliveryLog()
+        self.deliveries = MemoryDeliveryLog(ttl_s=config.state.delivery_ttl_hours * 3600.0,
+                                            max_reply_bytes=config.state.delivery_log_max_bytes)
         self.router = Router(config, self.classifier, self.conversations, build_all_rules(config, lists_agents))
         self._clock = clock
         self._recorder = recorder
@@ -88,6 +90,7 @@ class Service:
     async def aclose(self) -> None:
         """Close the forwarding pools, the classifier's client and the state backends."""
         if self.dispatcher is not None:
+            await self.dispatcher.late.aclose()
             await self.dispatcher.leg.aclose()
         await self.classifier.aclose()
         await self.conversations.aclose()
@@ -98,12 +101,20 @@ class Service:
         return self.dispatcher is not None
 
     async def stats_snapshot(self) -> dict[str, object]:
-        """JSON-able stats: classifier accounting, decisions per reason, live routes per channel."""
+        """JSON-able stats: classifier accounting, decisions per reason, live routes per channel,
+        the delivery log's size and bound, and the forwarding leg's failures and pools."""
         now = self._clock()
         return {
             "classifier": {"provider": self.classifier.name, **self.stats.snapshot()},
             "decisions": reason_counts(self.router),
             "routes": {name: await self.conversations.count(name, now) for name in self.config.channels},
+            "deliveries": {
+                "stored": await self.deliveries.size(now),
+                "stored_bytes": await self.deliveries.stored_bytes(now),
+                "max_bytes": self.deliveries.max_reply_bytes,
+                "ttl_s": self.deliveries.ttl_s,
+            },
+            "upstream": upstream_snapshot(self.dispatcher),
         }
 
     def metrics(self) -> tuple[bytes, str]:
