@@ -175,7 +175,8 @@ class Dispatcher:
                     self.late.ignore(exc.late)
                 else:
                     late[index] = exc.late
-            return text_reply(exc.status_code, f"upstream {decision.agent} {_WHAT.get(exc.kind, 'failed')}", decision.reason)
+            what = _WHAT.get(exc.kind, "failed")
+            return text_reply(exc.status_code, f"upstream {decision.agent} {what}", decision.reason)
 
     async def _end(self, owned: list[DeliveryKey], outcomes: dict[DeliveryKey, Reply],
                    memos: dict[DeliveryKey, DecisionMemo], now: float, lates: _Lates) -> None:
