@@ -136,6 +136,14 @@ def decide(envelope: Envelope, route: Route | None, rules: ChannelRules, now: fl
     return _heuristic(text, route, rules, now)
 
 
+def busy(route: Route | None, rules: ChannelRules) -> Decision:
+    """Another decision of the conversation (its classifier call) still held it after the
+    classifier's `timeout_s`: stay on the route read without the lease (or the default), write
+    nothing, reason `busy`. Bounds a webhook's wait to one classifier timeout instead of one per
+    message queued ahead of it (issue #10: the 12th of 12 messages waited 12 x timeout_s)."""
+    return Decision(route.agent if route is not None else rules.default_agent, "busy")
+
+
 def _stay_reason(route: Route | None) -> str:
     return "cache" if route is not None else "default"
 
