@@ -6,8 +6,9 @@ Layer 2 under the conversation's lease (`ConversationState.acquire`): the pure e
 its answer into the Decision, and `ConversationState.commit` applies the decision's writes in one
 step. Decisions of one conversation are serialised (the classifier await included); different
 conversations run in parallel. A message that cannot get its conversation's lease within the
-classifier's `timeout_s` is decided without it (`engine.busy`: the route read, nothing written). Every decision is logged as one structured line on the
-`stickyroute.decision` logger and counted per (channel, reason).
+classifier's `timeout_s` is decided without it (`engine.busy`: the route read, nothing written).
+Every decision is logged as one structured line on the `stickyroute.decision` logger and counted
+per (channel, reason).
 """
 
 from __future__ import annotations
