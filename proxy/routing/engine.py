@@ -103,6 +103,10 @@ def decide(envelope: Envelope, route: Route | None, rules: ChannelRules, now: fl
 
     if kind is MessageKind.STATUS:
         return Decision(current, "status")
+    if kind is MessageKind.USER_EVENT:
+        return Decision(current, "user_event")
+    if kind is MessageKind.HISTORY:
+        return Decision(default, "history")
     if kind in (MessageKind.NON_TEXT, MessageKind.BUTTON, MessageKind.EDIT) or not envelope.text:
         return Decision(current, "non_text", store=touched)
 
