@@ -37,7 +37,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from proxy.channels.security import meta_signature as sign  # re-exported: the batch parts are re-signed with it
-from proxy.channels.whatsapp_fields import EVENT_FIELDS, HISTORY
+from proxy.channels.whatsapp_fields import EVENT_FIELDS, HISTORY, MESSAGE_FIELDS
 from proxy.channels.whatsapp_parse import (
     ITEM_LISTS,
     change_field,
@@ -59,11 +59,10 @@ def split_body(body: bytes, parts: Mapping[str, Sequence[ItemPath]]) -> dict[str
     Accepted paths are exactly the `item_path`s `whatsapp.parse` gives for this body.
     """
     doc = load(body)
-    known = {envelope.item_path for envelope in envelopes(doc, "")}
     owner: dict[ItemPath, str] = {}
     for agent, paths in parts.items():
         for path in map(tuple, paths):
-            if path not in known:
+            if not _is_item(doc, path):
                 raise ValueError(f"item path {path!r} of agent {agent!r} is not an item of the body")
             if path in owner and owner[path] != agent:
                 raise ValueError(f"item path {path!r} owned by {owner[path]!r} and {agent!r}")
@@ -82,6 +81,53 @@ def split_body(body: bytes, parts: Mapping[str, Sequence[ItemPath]]) -> dict[str
         for agent, kept in changes.items():
             entries[agent].append(_with(entry, "changes", kept))
     return {agent: _serialise(_with(doc, "entry", entries[agent])) for agent in parts}
+
+
+def _is_item(doc: dict[str, Any], path: ItemPath) -> bool:
+    """True when `path` is one of the `item_path`s `whatsapp.parse` gives for `doc` (checked by
+    walking it, not by parsing the body again)."""
+    if path == ():
+        return not doc["entry"]
+    if not isinstance(path[0], int) or not 0 <= path[0] < len(doc["entry"]):
+        return False
+    changes = _changes(doc["entry"][path[0]])
+    if len(path) == 1:
+        return not changes
+    if not isinstance(path[1], int) or not 0 <= path[1] < len(changes):
+        return False
+    change = changes[path[1]]
+    found = envelopes({"entry": [{"changes": [change]}]}, "") if len(path) == 2 else None
+    if found is not None:
+        return found[0].item_path == (0, 0)
+    return _item_in_change(change, path[2:])
+
+
+def _item_in_change(change: object, rest: ItemPath) -> bool:
+    """True when `rest` (the part of an item path after entry and change) names an item."""
+    field = change_field(change)
+    value = _value(change)
+    if not rest or not all(isinstance(i, int) and i >= 0 for i in rest[1:]):
+        return False
+    if field == HISTORY:
+        if len(rest) != 3 or rest[0] != HISTORY:
+            return False
+        chunk = _at(value.get(HISTORY), rest[1])
+        return _at(chunk.get("threads") if isinstance(chunk, dict) else None, rest[2]) is not _MISSING
+    if len(rest) != 2:
+        return False
+    spec = EVENT_FIELDS.get(field) if isinstance(field, str) else None
+    names = ("messages", "statuses") if field in MESSAGE_FIELDS else (spec.items,) if spec is not None else ()
+    return rest[0] in names and _at(value.get(str(rest[0])), rest[1]) is not _MISSING
+
+
+_MISSING = object()
+
+
+def _at(listed: object, index: int | str) -> Any:
+    """`listed[index]` of a JSON list, or _MISSING."""
+    if isinstance(listed, list) and isinstance(index, int) and 0 <= index < len(listed):
+        return listed[index]
+    return _MISSING
 
 
 def _split_change(change: object, path: tuple[int, int], owner: Mapping[ItemPath, str]) -> dict[str, Any]:

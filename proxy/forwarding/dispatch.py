@@ -24,6 +24,7 @@ from proxy.errors import UnparsedUpdate, UpstreamError, UpstreamTimeout
 from proxy.forwarding.inbound import Inbound
 from proxy.forwarding.late import LateAnswers
 from proxy.forwarding.leg import Forwarding
+from proxy.forwarding.offload import Breather, chunks, offload
 from proxy.forwarding.replies import as_redelivery, text_reply
 from proxy.reply import Reply
 from proxy.routing.engine import Decision
@@ -66,7 +67,9 @@ class Dispatcher:
         answer = adapter.handshake(channel, inbound.method, inbound.query)
         if answer is not None:
             return answer
-        if not adapter.authenticate(channel, Request(inbound.method, inbound.query, inbound.headers, inbound.body)):
+        size = len(inbound.body)
+        request = Request(inbound.method, inbound.query, inbound.headers, inbound.body)
+        if not await offload(size, adapter.authenticate, channel, request):
             log.warning("rejected request on %s: authentication failed", channel.name)
             return text_reply(401, "unauthorized")
         now = self.clock()
@@ -75,7 +78,7 @@ class Dispatcher:
         if inbound.method != "POST":
             return await self._forward(channel, inbound, Decision(channel.default_agent, "default"))
         try:
-            envelopes = adapter.parse(inbound.body, inbound.headers, channel.name)
+            envelopes = await offload(size, adapter.parse, inbound.body, inbound.headers, channel.name)
         except UnparsedUpdate as exc:
             log.warning("unparsed update on %s forwarded to %s: %s", channel.name, channel.default_agent, exc)
             return await self._forward(channel, inbound, Decision(channel.default_agent, "unparsed"))
@@ -86,7 +89,9 @@ class Dispatcher:
         """Claim the envelopes' deliveries, forward the ones this request holds, answer."""
         keys = [(channel.name, i) for i in adapter.delivery_ids(envelopes, inbound.body)]
         distinct = list(dict.fromkeys(keys))
-        claims = dict(zip(distinct, await self.deliveries.claim(distinct, now), strict=True))
+        claims: dict[DeliveryKey, Claim] = {}
+        async for chunk in chunks(distinct):
+            claims.update(zip(chunk, await self.deliveries.claim(chunk, now), strict=True))
         waiting = [k for k, c in claims.items() if c.state is ClaimState.IN_FLIGHT]
         if waiting:
             settled = await asyncio.gather(*(self.deliveries.settle(k, now, self.settle_s) for k in waiting))
@@ -103,7 +108,9 @@ class Dispatcher:
         outcomes: dict[DeliveryKey, Reply] = {}
         lates: _Lates = {}
         try:
+            breathe = Breather()
             for envelope, key in zip(envelopes, keys, strict=True):
+                await breathe()
                 if key in mine:
                     items.append((envelope, await self._decide(channel, envelope, claims[key], now), key))
             reply = await self._send(adapter, channel, inbound, items, len(envelopes), outcomes, lates)
@@ -142,7 +149,7 @@ class Dispatcher:
         if len(groups) > 1 or len(items) < total:
             try:
                 paths = {a: [e.item_path for e, _d, _k in g] for a, g in groups.items()}
-                parts = adapter.split(channel, inbound.body, paths)
+                parts = await offload(len(inbound.body), adapter.split, channel, inbound.body, paths)
                 log.info("mixed batch on %s split into %d part(s)", channel.name, len(groups))
             except SplitError as exc:  # cannot rebuild it: the documented fallback
                 log.warning("batch on %s cannot be split (%s); forwarded whole to the default %s",
@@ -188,14 +195,16 @@ class Dispatcher:
         for reply, keys in by_reply.values():
             exchange = lates.get(keys[0])
             if exchange is not None:
-                self.late.watch(exchange, keys, {k: memos[k] for k in keys if k in memos})
-            elif reply.ok:
-                await self.deliveries.complete(keys, reply, now, memos)
-            else:
-                await self.deliveries.fail(keys, reply, now, memos)
+                self.late.watch(exchange, keys, _memos_of(keys, memos))
+                continue
+            async for chunk in chunks(keys):
+                if reply.ok:
+                    await self.deliveries.complete(chunk, reply, now, _memos_of(chunk, memos))
+                else:
+                    await self.deliveries.fail(chunk, reply, now, _memos_of(chunk, memos))
         unanswered = [k for k in owned if k not in outcomes]
-        if unanswered:
-            await self.deliveries.fail(unanswered, None, now, memos)
+        async for chunk in chunks(unanswered):
+            await self.deliveries.fail(chunk, None, now, _memos_of(chunk, memos))
 
     def _redelivered(self, channel: Channel, answers: list[Reply]) -> Reply:
         """Every item was answered by an earlier attempt: its answer again, not forwarded."""
@@ -210,6 +219,10 @@ class Dispatcher:
 
 
 _WHAT = {"timeout": "timed out", "unreachable": "unreachable", "pool_exhausted": "has no free connection"}
+
+
+def _memos_of(keys: Sequence[DeliveryKey], memos: dict[DeliveryKey, DecisionMemo]) -> dict[DeliveryKey, DecisionMemo]:
+    return {k: memos[k] for k in keys if k in memos}
 
 
 def _answer_of(claim: Claim) -> Reply:
