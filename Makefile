@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 CONFIG ?= config/proxy.toml
 
-.PHONY: install run test lint bench eval check clean
+.PHONY: install run test lint bench eval check clean faults soak fuzz
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -30,6 +30,16 @@ check: install
 
 bench: install
 	$(PY) bench/run.py
+
+# Reliability (issue #10): every fault scenario of the ledger, the 10-minute soak, 100,000 fuzz inputs.
+faults: install
+	$(PY) bench/faults.py
+
+soak: install
+	$(PY) bench/soak.py
+
+fuzz: install
+	$(PY) bench/fuzz.py
 
 eval: install
 	$(VENV)/bin/stickyroute replay ../shared/corpus/dev.jsonl --agents ../shared/corpus/agents.toml --strategy all --classifier oracle
