@@ -123,6 +123,11 @@ class ProxyProcess:
                 return int(line.split()[1])
         return 0
 
+    def cpu_s(self) -> float:
+        """User + system CPU seconds the process used so far (/proc/<pid>/stat)."""
+        fields = Path(f"/proc/{self.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
     def open_fds(self) -> int:
         return len(os.listdir(f"/proc/{self.pid}/fd"))
 

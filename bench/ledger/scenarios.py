@@ -89,9 +89,9 @@ class Harness:
     """Agents, Groq, one or more proxy processes on one config, the platforms and the ledger."""
 
     def __init__(self, load: Load, extra: dict[str, dict[str, Any]] | None = None, replicas: int = 1,
-                 folder: Path | None = None) -> None:
+                 folder: Path | None = None, short_deadlines: bool = True) -> None:
         self.load = load
-        self.extra = {**DEADLINES, **(extra or {})}
+        self.extra = {**(DEADLINES if short_deadlines else {}), **(extra or {})}
         self.replicas = replicas
         self.ledger = Ledger()
         self._t0 = time.monotonic()

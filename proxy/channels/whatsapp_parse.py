@@ -100,14 +100,18 @@ def envelopes(doc: dict[str, Any], channel: str) -> tuple[Envelope, ...]:
     return tuple(found)
 
 
-def change_field(change: object) -> object:
-    """A change's `field` (None when absent)."""
-    return _obj(change).get("field")
+NOT_A_FIELD = "(not a string)"
 
 
-def items(value: dict[str, Any], field: object = "messages") -> Iterator[tuple[str, int, object]]:
+def change_field(change: object) -> str | None:
+    """A change's `field`: None when absent, NOT_A_FIELD (an unknown field) when not a string."""
+    field = _obj(change).get("field")
+    return field if field is None or isinstance(field, str) else NOT_A_FIELD
+
+
+def items(value: dict[str, Any], field: str | None = "messages") -> Iterator[tuple[str, int, object]]:
     """Every (list name, index, item) of a change value of `field`, lists in body key order."""
-    spec = EVENT_FIELDS.get(field) if isinstance(field, str) else None
+    spec = EVENT_FIELDS.get(field) if field is not None else None
     names = ("messages", "statuses") if field in MESSAGE_FIELDS else (spec.items,) if spec is not None else ()
     for key, listed in value.items():
         if key in names and isinstance(listed, list):

@@ -116,3 +116,11 @@ def test_a_history_change_goes_whole_to_the_one_agent_of_its_threads_and_is_neve
     assert json.loads(whole["a"])["entry"][0]["changes"][0]["value"]["history"] == HISTORY_VALUE["history"]
     with pytest.raises(ValueError, match="names users of 2 agents"):
         split_body(raw, {"a": [(0, 0, "history", 0, 0)], "b": [(0, 0, "history", 0, 1)]})
+
+
+@pytest.mark.parametrize("field", [[1], {"a": 1}, 5, True])
+def test_a_field_that_is_not_a_string_is_an_unknown_field(field: object) -> None:
+    """Found by fuzzing: `"field": [1]` raised TypeError (unhashable) out of the adapter."""
+    raw = json.dumps({"object": "whatsapp_business_account", "entry": [{"changes": [
+        {"field": field, "value": {"messages": [{"from": "155", "id": "wamid.X", "type": "text"}]}}]}]}).encode()
+    assert whatsapp.parse(raw, CH) == (env(NO_SENDER, (), (0, 0)),)
