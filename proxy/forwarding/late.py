@@ -64,6 +64,8 @@ class LateAnswers:
                 await self.deliveries.fail(keys, None, self.clock(), memos)
                 self.outcomes["lost"] += 1
                 raise
+        except Exception:  # a bug must not leave the deliveries in flight forever
+            log.exception("late answer of %d delivery(ies) failed unexpectedly", len(keys))
         now = self.clock()
         if reply is not None and reply.ok:
             self.outcomes["answered"] += 1
