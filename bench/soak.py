@@ -32,15 +32,24 @@ from bench.ledger.scenarios import Harness, Load  # noqa: E402
 async def soak(args: argparse.Namespace) -> tuple[list[str], bool]:
     load = Load(rate=args.rate, duration_s=args.duration, senders=args.senders, chats=args.chats, drain_s=120.0)
     samples: list[tuple[float, int, int]] = []
+    stored: list[tuple[float, int]] = []
+    pending: set[asyncio.Future[None]] = set()
     async with Harness(load, short_deadlines=False) as h:
         proxy = h.proxies[0]
         samples.append((0.0, proxy.rss_kb(), proxy.open_fds()))
         next_sample = args.sample_s
 
+        async def log_size(elapsed: float) -> None:
+            deliveries = (await proxy.stats()).get("deliveries") or {}
+            stored.append((elapsed, int(deliveries.get("stored_bytes", 0))))
+
         def sample(elapsed: float) -> None:
             nonlocal next_sample
             if elapsed >= next_sample:
                 samples.append((elapsed, proxy.rss_kb(), proxy.open_fds()))
+                task = asyncio.ensure_future(log_size(elapsed))
+                pending.add(task)
+                task.add_done_callback(pending.discard)
                 print(f"  t={elapsed:5.0f} s  rss={samples[-1][1] / 1024:.1f} MiB  fds={samples[-1][2]}  "
                       f"acked={sum(1 for u in h.ledger.updates.values() if u.acked_at is not None)}", flush=True)
                 next_sample += args.sample_s
@@ -71,6 +80,8 @@ async def soak(args: argparse.Namespace) -> tuple[list[str], bool]:
         *ledger_lines(counts),
         "proxy RSS MiB (t s): " + ", ".join(f"{rss / 1024:.1f} ({t:.0f})" for t, rss, _fd in samples),
         f"RSS growth after the first minute: {growth:+.1f}% ({'flat' if growth < 10 else 'NOT flat'})",
+        "delivery log MiB (t s): " + ", ".join(f"{b / 2**20:.1f} ({t:.0f})" for t, b in stored)
+        + f" (bound {(stats.get('deliveries') or {}).get('max_bytes', 0) / 2**20:.0f} MiB)",
         "open fds (t s): " + ", ".join(f"{fd} ({t:.0f})" for t, _rss, fd in samples),
         f"proxy /stats deliveries: {stats.get('deliveries')}; upstream: {stats.get('upstream')}",
         f"proxy /stats decisions: {stats.get('decisions')}",

@@ -7,6 +7,7 @@
     ├── UpstreamError            the forwarding leg failed (-> 502)
     │   ├── UpstreamConnectError     the agent refused or could not be reached (-> 502)
     │   ├── UpstreamPoolExhausted    every connection of the agent's pool stayed busy (-> 503)
+    │   ├── PlatformGone             the platform hung up: the request to the agent was cancelled
     │   └── UpstreamTimeout          the agent did not answer in time (-> 504)
     └── ClassifierError          the intent classifier failed
         ├── ClassifierTimeout        no answer within timeout_s
@@ -78,6 +79,14 @@ class UpstreamPoolExhausted(UpstreamError):
 
     status_code = 503
     kind = "pool_exhausted"
+
+
+class PlatformGone(UpstreamError):
+    """The platform disconnected before the agent answered: the request to the agent was cancelled
+    (its connection freed) and the delivery released; the answer is never sent."""
+
+    status_code = 502
+    kind = "platform_gone"
 
 
 class UpstreamTimeout(UpstreamError):

@@ -8,14 +8,13 @@ above it, checked against `Content-Length` before reading), builds an `Inbound` 
 awaits `handle(channel, inbound)` (the dispatcher) and sends the `Reply` as is. Any other path
 is 404. No Request/Response objects on the webhook path: the scope already has what we need.
 
-While the dispatcher runs, `receive` is watched for `http.disconnect`: a platform that hangs up
-cancels the dispatcher (and so the upstream request: its pooled connection is freed at once;
-the delivery is released, so the platform's retry is forwarded again).
+While the dispatcher runs, `receive` is watched for `http.disconnect` (`hangup.watching`): a
+platform that hangs up cancels the upstream request (its pooled connection is freed at once), the
+dispatcher releases the delivery (the platform's retry is forwarded again), and no reply is sent.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -28,6 +27,7 @@ from starlette.types import Lifespan, Message, Receive, Scope, Send
 
 from proxy.config.model import Channel, Config
 from proxy.forwarding.body import BodyTooLarge, declared_length, read_capped
+from proxy.forwarding.hangup import watching
 from proxy.forwarding.inbound import Inbound
 from proxy.reply import Reply
 
@@ -94,34 +94,13 @@ class WebhookEndpoint:
             client_ip=client[0] if client else "", scheme=scope.get("scheme", "http"),
             host=host.decode("latin-1") if host is not None else "",
         )
-        reply = await _unless_disconnected(self.handle(self.channel, inbound), receive)
-        if reply is None:
-            log.warning("the platform hung up on %s %s before the answer: forward cancelled", inbound.method, path)
+        async with watching(receive) as gone:
+            reply = await self.handle(self.channel, inbound)
+        if gone.done():
+            log.warning("the platform hung up on %s %s before the answer (%d not sent)", inbound.method, path,
+                        reply.status)
             return
         await _send(send, reply)
-
-
-async def _disconnect(receive: Receive) -> None:
-    """Return when the client disconnects (the body has been read: only a disconnect can come)."""
-    while (await receive())["type"] != "http.disconnect":
-        pass
-
-
-async def _unless_disconnected(work: Awaitable[Reply], receive: Receive) -> Reply | None:
-    """`work`'s reply, or None after cancelling it when the client disconnects first."""
-    task = asyncio.ensure_future(work)
-    watcher = asyncio.ensure_future(_disconnect(receive))
-    try:
-        await asyncio.wait((task, watcher), return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        watcher.cancel()
-        if not task.done():
-            task.cancel()
-    if task.cancelled() or not task.done():
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
-        return None
-    return task.result()
 
 
 async def _not_found(_request: Request) -> Response:

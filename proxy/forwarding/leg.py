@@ -15,7 +15,7 @@ duplicates are kept even when their case differs, nothing is added but `Host` an
 decompression, no redirects followed, no proxy from the environment. One bounded pool per agent
 (`proxy.forwarding.pools`), so one slow agent cannot starve the others. Every response is
 released on every path, cancellation included (field report T34): a platform that hangs up
-cancels the forward.
+(`hangup.HANGUP`) cancels the request to the agent (`PlatformGone`, kind `platform_gone`).
 
 A reply body over `upstream.max_reply_bytes` is not an error (the agent has handled the update: a
 502 would make the platform deliver it twice): its status and headers are relayed with an empty
@@ -39,15 +39,16 @@ from __future__ import annotations
 import asyncio
 import functools
 from collections import Counter
-from typing import Protocol
+from typing import Any, Protocol
 
 import aiohttp
 import yarl
 
 from proxy.channels.base import BodyPart
 from proxy.config.model import Agent, ServerSettings, UpstreamSettings
-from proxy.errors import UpstreamConnectError, UpstreamError, UpstreamTimeout
+from proxy.errors import PlatformGone, UpstreamConnectError, UpstreamError, UpstreamTimeout
 from proxy.forwarding.body import BodyTooLarge, read_capped
+from proxy.forwarding.hangup import HANGUP
 from proxy.forwarding.headers import TrustedProxies, relay_response_headers, upstream_request_headers
 from proxy.forwarding.inbound import Inbound
 from proxy.forwarding.pools import Pools
@@ -161,22 +162,31 @@ class Leg:
         if part is not None:
             body = part.body
             headers = [h for h in headers if h[0].lower() not in part.drop] + part.add
-        if self.late_answer_s <= 0:
+        gone = HANGUP.get()
+        if self.late_answer_s <= 0 and gone is None:
             return await self._send(agent, inbound.method, url, headers, body)
         exchange = asyncio.ensure_future(self._send(agent, inbound.method, url, headers, body))
+        waiting: set[asyncio.Future[Any]] = {exchange} if gone is None else {exchange, gone}
         try:
-            async with asyncio.timeout(self.answer_s):
-                return await asyncio.shield(exchange)
-        except TimeoutError:
-            self.failures[(agent.name, "timeout")] += 1
-            self._late.add(exchange)
-            exchange.add_done_callback(self._late.discard)
-            exchange.add_done_callback(_retrieved)
-            raise UpstreamTimeout(f"upstream timed out (no answer in {self.answer_s} s; its late answer is awaited "
-                                  f"for {self.late_answer_s} s more)", late=exchange) from None
+            done, _pending = await asyncio.wait(waiting,
+                                                timeout=self.answer_s if self.late_answer_s > 0 else None,
+                                                return_when=asyncio.FIRST_COMPLETED)
         except asyncio.CancelledError:
-            exchange.cancel()  # the platform went away: free the connection
+            exchange.cancel()
             raise
+        if exchange in done:
+            return exchange.result()
+        if gone is not None and gone.done():
+            exchange.cancel()  # the platform went away: free the connection now
+            exchange.add_done_callback(_retrieved)
+            self.failures[(agent.name, "platform_gone")] += 1
+            raise PlatformGone("the platform hung up before the agent answered: request cancelled")
+        self.failures[(agent.name, "timeout")] += 1
+        self._late.add(exchange)
+        exchange.add_done_callback(self._late.discard)
+        exchange.add_done_callback(_retrieved)
+        raise UpstreamTimeout(f"upstream timed out (no answer in {self.answer_s} s; its late answer is awaited "
+                              f"for {self.late_answer_s} s more)", late=exchange)
 
     async def _send(self, agent: Agent, method: str, url: str, headers: list[tuple[bytes, bytes]],
                     body: bytes) -> Reply:

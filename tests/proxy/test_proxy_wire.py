@@ -165,6 +165,7 @@ async def test_a_platform_that_hangs_up_cancels_the_upstream_request_and_its_ret
                 retry = await client.post(base + "/webhooks/telegram", content=body)
         assert (retry.status_code, len(ups["general"].requests)) == (200, 2)
         assert service.dispatcher.leg.pools.in_use == {"general": 0}
+        assert service.dispatcher.leg.failures == {("general", "platform_gone"): 1}
 
 
 async def test_admin_listener_health_ready_stats_metrics(tmp_path):
