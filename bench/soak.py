@@ -80,6 +80,7 @@ async def soak(args: argparse.Namespace) -> tuple[list[str], bool]:
         *ledger_lines(counts),
         "proxy RSS MiB (t s): " + ", ".join(f"{rss / 1024:.1f} ({t:.0f})" for t, rss, _fd in samples),
         f"RSS growth after the first minute: {growth:+.1f}% ({'flat' if growth < 10 else 'NOT flat'})",
+        _after_bound(samples, stored, (stats.get("deliveries") or {}).get("max_bytes", 0)),
         "delivery log MiB (t s): " + ", ".join(f"{b / 2**20:.1f} ({t:.0f})" for t, b in stored)
         + f" (bound {(stats.get('deliveries') or {}).get('max_bytes', 0) / 2**20:.0f} MiB)",
         "open fds (t s): " + ", ".join(f"{fd} ({t:.0f})" for t, _rss, fd in samples),
@@ -88,6 +89,17 @@ async def soak(args: argparse.Namespace) -> tuple[list[str], bool]:
     ]
     ok = counts.lost == 0 and counts.duplicated == 0 and counts.pending == 0 and counts.misrouted == 0
     return lines, ok
+
+
+def _after_bound(samples: list[tuple[float, int, int]], stored: list[tuple[float, int]], bound: int) -> str:
+    """RSS growth from the first sample where the delivery log was full (at its bound) to the end."""
+    full = next((t for t, size in stored if bound and size >= 0.99 * bound), None)
+    if full is None:
+        return "the delivery log did not reach its bound during the run"
+    start = next(rss for t, rss, _fd in samples if t >= full)
+    growth = (samples[-1][1] - start) / start * 100
+    return (f"RSS growth after the delivery log reached its bound (t={full:.0f} s): {growth:+.1f}% "
+            f"({'flat' if growth < 10 else 'NOT flat'})")
 
 
 def main() -> int:
