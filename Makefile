@@ -8,7 +8,7 @@ CONFIG ?= config/proxy.toml
 CORPUS ?= eval/corpus
 RESULTS ?= results
 
-.PHONY: install run test lint bench bench-state bench-learn eval check clean
+.PHONY: install run test lint bench bench-state bench-learn eval check clean faults soak fuzz
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -40,6 +40,15 @@ bench-state: install
 
 bench-learn: install
 	$(PY) bench/learn_bench.py
+# Reliability (issue #10): every fault scenario of the ledger, the 10-minute soak, 100,000 fuzz inputs.
+faults: install
+	$(PY) bench/faults.py
+
+soak: install
+	$(PY) bench/soak.py
+
+fuzz: install
+	$(PY) bench/fuzz.py
 
 eval: install
 	@mkdir -p $(RESULTS)/eval

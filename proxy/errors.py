@@ -5,8 +5,10 @@
     ├── UnparsedUpdate           a webhook body we cannot read as a known platform shape
     ├── LeaseTimeout             (proxy.state) a conversation stayed held past the caller's wait
     ├── StateUnavailable         (proxy.state) the shared state backend (Redis) failed or was too slow
-    ├── UpstreamError            the forwarding leg failed
+    ├── UpstreamError            the forwarding leg failed (-> 502)
     │   ├── UpstreamConnectError     the agent refused or could not be reached (-> 502)
+    │   ├── UpstreamPoolExhausted    every connection of the agent's pool stayed busy (-> 503)
+    │   ├── PlatformGone             the platform hung up: the request to the agent was cancelled
     │   └── UpstreamTimeout          the agent did not answer in time (-> 504)
     └── ClassifierError          the intent classifier failed
         ├── ClassifierTimeout        no answer within timeout_s
@@ -17,7 +19,12 @@
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from proxy.reply import Reply
 
 
 class StickyrouteError(Exception):
@@ -54,21 +61,48 @@ class UnparsedUpdate(StickyrouteError):
 
 
 class UpstreamError(StickyrouteError):
-    """The forwarding leg to an agent failed."""
+    """The forwarding leg to an agent failed; `kind` names the failure in counters and logs."""
 
     status_code = 502
+    kind = "error"
 
 
 class UpstreamConnectError(UpstreamError):
     """The agent refused the connection or could not be reached (answered as 502)."""
 
     status_code = 502
+    kind = "unreachable"
+
+
+class UpstreamPoolExhausted(UpstreamError):
+    """Every connection of the agent's pool (`max_connections`) stayed busy for `connect_timeout_s`:
+    the agent is up but saturated, not unreachable (answered as 503)."""
+
+    status_code = 503
+    kind = "pool_exhausted"
+
+
+class PlatformGone(UpstreamError):
+    """The platform disconnected before the agent answered: the request to the agent was cancelled
+    (its connection freed) and the delivery released; the answer is never sent."""
+
+    status_code = 502
+    kind = "platform_gone"
 
 
 class UpstreamTimeout(UpstreamError):
-    """The agent did not answer within `upstream.timeout_s` (answered as 504)."""
+    """The agent did not answer within `upstream.timeout_s` (answered as 504).
+
+    `late` is the exchange still running when late answers are on (`upstream.late_answer_s`):
+    it resolves to the agent's late `Reply` or raises `UpstreamError`.
+    """
 
     status_code = 504
+    kind = "timeout"
+
+    def __init__(self, message: str, late: asyncio.Future[Reply] | None = None) -> None:
+        super().__init__(message)
+        self.late = late
 
 
 class ClassifierError(StickyrouteError):

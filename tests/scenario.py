@@ -101,6 +101,7 @@ def make_config(
     thread_routes: Sequence[ThreadRoute] = (),
     bot_username: str | None = "stickybot",
     context_messages: int = 0,
+    classifier_timeout_s: float = 2.0,
     **routing: object,
 ) -> Config:
     """One channel named `CHANNEL` of `platform`; `routing` are `RoutingSettings` fields."""
@@ -111,7 +112,8 @@ def make_config(
         bot_username=bot_username,
     )
     return Config(path="scenario.toml", agents=roster, channels=MappingProxyType({CHANNEL: channel}),
-                  routing=settings, classifier=ClassifierSettings(context_messages=context_messages))
+                  routing=settings, classifier=ClassifierSettings(context_messages=context_messages,
+                                                                timeout_s=classifier_timeout_s))
 
 
 # --- envelopes ------------------------------------------------------------------------------

@@ -61,7 +61,7 @@ from typing import Any
 from proxy.channels.base import BodyPart, ItemPath, Request, SplitError, ids_or_positions
 from proxy.channels.jsonbody import decode
 from proxy.channels.security import check_telegram_secret
-from proxy.config.ids import normalise_id
+from proxy.config.ids import ascii_int, normalise_id
 from proxy.config.model import Agent, Channel, ChannelType
 from proxy.errors import UnparsedUpdate
 from proxy.reply import RawHeaders, Reply
@@ -225,9 +225,10 @@ def agent_list_call(envelope: Envelope, agents: Sequence[Agent], current: str) -
 
 
 def _number(value: str | None) -> int | str | None:
-    if value is not None and value.lstrip("-").isdigit():
-        return int(value)
-    return value
+    """A plain ASCII integer id as a number; any other id as the string received (`"²"` stays
+    `"²"`, `"٣"` never becomes chat 3)."""
+    number = ascii_int(value)
+    return value if number is None else number
 
 
 class TelegramAdapter:

@@ -112,7 +112,10 @@ def read_upstream(table: Table | None) -> UpstreamSettings:
         connect_timeout_s=table.number("connect_timeout_s", positive=True),
         timeout_s=table.number("timeout_s", positive=True),
         max_connections=table.integer("max_connections", minimum=1),
+        max_reply_bytes=table.integer("max_reply_bytes", minimum=1),
+        late_answer_s=table.number("late_answer_s"),
     ))
+
 
 
 def read_classifier(table: Table | None) -> ClassifierSettings:

@@ -5,6 +5,8 @@
     url = "${REDIS_URL}"            # redis://[user:password@]host[:port][/db], rediss://..., unix:///path
     key_prefix = "stickyroute:"
     op_timeout_ms = 50
+    delivery_ttl_hours = 24         # answered deliveries remembered (both backends)
+    delivery_log_max_bytes = 67108864   # memory backend: stored answers' total size bound
 
 Only the shape is checked here (scheme, host, port, database number, prefix); whether Redis
 answers is `stickyroute check`'s warning and, at startup, a logged warning: never an error.
@@ -79,4 +81,10 @@ def read_state(table: Table | None) -> StateSettings:
     op_timeout_ms = table.number("op_timeout_ms", positive=True)
     if op_timeout_ms is not None:
         values["op_timeout_ms"] = op_timeout_ms
+    ttl_hours = table.number("delivery_ttl_hours", positive=True)
+    if ttl_hours is not None:
+        values["delivery_ttl_hours"] = ttl_hours
+    max_bytes = table.integer("delivery_log_max_bytes", minimum=1)
+    if max_bytes is not None:
+        values["delivery_log_max_bytes"] = max_bytes
     return StateSettings(**values)  # type: ignore[arg-type]

@@ -59,11 +59,19 @@ class AdminSettings:
 
 @dataclass(frozen=True, slots=True)
 class UpstreamSettings:
-    """`[upstream]`: the forwarding leg's HTTP client (seconds, connections)."""
+    """`[upstream]`: the forwarding leg's HTTP client (seconds, connections, bytes)."""
 
     connect_timeout_s: float = 5.0
+    """To connect a socket, and to wait for a free connection of the agent's pool."""
     timeout_s: float = 30.0
+    """With `connect_timeout_s`: the longest the platform waits for an agent's answer (then 504)."""
     max_connections: int = 100
+    """Connections of each agent's own pool (`agents.<name>.max_connections` overrides it)."""
+    max_reply_bytes: int = 5 * MIB
+    """Largest agent reply body relayed; past it the status and headers are relayed with an empty body."""
+    late_answer_s: float = 60.0
+    """After a 504, how long the agent's late answer is still awaited and kept for the platform's
+    retry (so the retry is answered, not forwarded twice); 0 cancels the request at the 504."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,6 +126,8 @@ class Agent:
     aliases: tuple[str, ...] = ()
     keywords: tuple[str, ...] = ()
     weak_keywords: tuple[str, ...] = ()
+    max_connections: int | None = None
+    """This agent's pool size; None: `upstream.max_connections`."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,12 +199,19 @@ class StateSettings:
     worker at `url` (redis://, rediss:// or unix://; a password in the URL is kept out of repr),
     keys under `key_prefix`; one Redis operation never holds a webhook longer than
     `op_timeout_ms` (then the process serves on its memory fallback until Redis answers again).
+    Answered deliveries are remembered `delivery_ttl_hours` on both backends.
     """
 
     backend: str = "memory"
     url: str = field(default="redis://127.0.0.1:6379/0", repr=False)
     key_prefix: str = "stickyroute:"
     op_timeout_ms: float = 50.0
+    delivery_ttl_hours: float = 24.0
+    """How long an answered delivery is remembered: a platform retry within it gets the stored
+    answer instead of a second forward (Telegram retries for about a day; Meta up to 7 days)."""
+    delivery_log_max_bytes: int = 64 * MIB
+    """Memory backend: bound of the stored answers' total size (bytes); past it the least recently
+    used answers are forgotten first, and a retry of a forgotten delivery is forwarded again."""
 
     @property
     def op_timeout_s(self) -> float:

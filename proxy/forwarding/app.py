@@ -7,11 +7,16 @@ application: it reads the body from `receive` once, capped at `server.max_body_b
 above it, checked against `Content-Length` before reading), builds an `Inbound` from the scope,
 awaits `handle(channel, inbound)` (the dispatcher) and sends the `Reply` as is. Any other path
 is 404. No Request/Response objects on the webhook path: the scope already has what we need.
+
+While the dispatcher runs, `receive` is watched for `http.disconnect` (`hangup.watching`): a
+platform that hangs up cancels the upstream request (its pooled connection is freed at once), the
+dispatcher releases the delivery (the platform's retry is forwarded again), and no reply is sent.
 """
 
 from __future__ import annotations
 
 import contextlib
+import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 
 from starlette.applications import Starlette
@@ -22,10 +27,13 @@ from starlette.types import Lifespan, Message, Receive, Scope, Send
 
 from proxy.config.model import Channel, Config
 from proxy.forwarding.body import BodyTooLarge, declared_length, read_capped
+from proxy.forwarding.hangup import watching
 from proxy.forwarding.inbound import Inbound
 from proxy.reply import Reply
 
 __all__ = ["WebhookEndpoint", "create_app"]
+
+log = logging.getLogger("stickyroute.dispatch")
 
 Handle = Callable[[Channel, Inbound], Awaitable[Reply]]
 _METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]
@@ -86,7 +94,13 @@ class WebhookEndpoint:
             client_ip=client[0] if client else "", scheme=scope.get("scheme", "http"),
             host=host.decode("latin-1") if host is not None else "",
         )
-        await _send(send, await self.handle(self.channel, inbound))
+        async with watching(receive) as gone:
+            reply = await self.handle(self.channel, inbound)
+        if gone.done():
+            log.warning("the platform hung up on %s %s before the answer (%d not sent)", inbound.method, path,
+                        reply.status)
+            return
+        await _send(send, reply)
 
 
 async def _not_found(_request: Request) -> Response:

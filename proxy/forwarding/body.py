@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterable
 
+from proxy.config.ids import ascii_int
 from proxy.errors import StickyrouteError
 
 
@@ -37,4 +38,5 @@ def declared_length(value: bytes | str | None) -> int | None:
     if value is None:
         return None
     text = value.decode("latin-1") if isinstance(value, bytes) else value
-    return int(text) if text.isascii() and text.isdigit() else None
+    number = ascii_int(text)
+    return number if number is not None and number >= 0 else None

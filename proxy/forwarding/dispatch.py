@@ -20,9 +20,11 @@ from collections.abc import Callable, Sequence
 
 from proxy.channels import ADAPTERS, BodyPart, ChannelAdapter, Request, SplitError
 from proxy.config.model import Channel, Config
-from proxy.errors import UnparsedUpdate, UpstreamError
+from proxy.errors import UnparsedUpdate, UpstreamError, UpstreamTimeout
 from proxy.forwarding.inbound import Inbound
+from proxy.forwarding.late import LateAnswers
 from proxy.forwarding.leg import Forwarding
+from proxy.forwarding.offload import Breather, chunks, offload
 from proxy.forwarding.replies import as_redelivery, text_reply
 from proxy.reply import Reply
 from proxy.routing.engine import Decision
@@ -37,6 +39,7 @@ RecordHook = Callable[[Inbound, float, Sequence[Decision | None]], None]
 """`serve --record`: called once per authenticated request when it is answered, with the decision
 of each envelope of the body in body order (a redelivered item: its first decision, or None)."""
 _Item = tuple[Envelope, Decision, DeliveryKey]
+_Lates = dict[DeliveryKey, "asyncio.Future[Reply]"]
 
 
 class Dispatcher:
@@ -55,6 +58,7 @@ class Dispatcher:
         self.leg = leg
         self.clock = clock
         self.recorder = recorder
+        self.late = LateAnswers(deliveries, clock)
         upstream = config.upstream
         self.settle_s = settle_s if settle_s is not None else (
             upstream.connect_timeout_s + upstream.timeout_s + config.classifier.timeout_s + 1.0)
@@ -65,7 +69,9 @@ class Dispatcher:
         answer = adapter.handshake(channel, inbound.method, inbound.query)
         if answer is not None:
             return answer
-        if not adapter.authenticate(channel, Request(inbound.method, inbound.query, inbound.headers, inbound.body)):
+        size = len(inbound.body)
+        request = Request(inbound.method, inbound.query, inbound.headers, inbound.body)
+        if not await offload(size, adapter.authenticate, channel, request):
             log.warning("rejected request on %s: authentication failed", channel.name)
             return text_reply(401, "unauthorized")
         now = self.clock()
@@ -83,7 +89,7 @@ class Dispatcher:
         if inbound.method != "POST":
             return await self._forward(channel, inbound, Decision(channel.default_agent, "default"))
         try:
-            envelopes = adapter.parse(inbound.body, inbound.headers, channel.name)
+            envelopes = await offload(len(inbound.body), adapter.parse, inbound.body, inbound.headers, channel.name)
         except UnparsedUpdate as exc:
             log.warning("unparsed update on %s forwarded to %s: %s", channel.name, channel.default_agent, exc)
             return await self._forward(channel, inbound, Decision(channel.default_agent, "unparsed"))
@@ -94,7 +100,9 @@ class Dispatcher:
         """Claim the envelopes' deliveries, forward the ones this request holds, answer."""
         keys = [(channel.name, i) for i in adapter.delivery_ids(envelopes, inbound.body)]
         distinct = list(dict.fromkeys(keys))
-        claims = dict(zip(distinct, await self.deliveries.claim(distinct, now), strict=True))
+        claims: dict[DeliveryKey, Claim] = {}
+        async for chunk in chunks(distinct):
+            claims.update(zip(chunk, await self.deliveries.claim(chunk, now), strict=True))
         waiting = [k for k, c in claims.items() if c.state is ClaimState.IN_FLIGHT]
         if waiting:
             settled = await asyncio.gather(*(self.deliveries.settle(k, now, self.settle_s) for k in waiting))
@@ -111,8 +119,11 @@ class Dispatcher:
         mine = set(owned)
         items: list[_Item] = []
         outcomes: dict[DeliveryKey, Reply] = {}
+        lates: _Lates = {}
         try:
+            breathe = Breather()
             for envelope, key in zip(envelopes, keys, strict=True):
+                await breathe()
                 if key in mine:
                     decision = await self._decide(channel, envelope, claims[key], now)
                     items.append((envelope, decision, key))
@@ -120,10 +131,10 @@ class Dispatcher:
                 else:
                     memo = claims[key].memo
                     decisions.append(Decision(memo.agent, memo.reason) if memo is not None else None)
-            reply = await self._send(adapter, channel, inbound, items, len(envelopes), outcomes)
+            reply = await self._send(adapter, channel, inbound, items, len(envelopes), outcomes, lates)
         finally:
             memos = {key: DecisionMemo(d.agent, d.reason) for _e, d, key in items}
-            await self._end(owned, outcomes, memos, now)
+            await self._end(owned, outcomes, memos, now, lates)
         if len(outcomes) == len(owned) and not earlier and len({id(r) for r in outcomes.values()}) == 1:
             return reply
         return _summary(list({id(r): r for r in outcomes.values()}.values()) + earlier)
@@ -140,7 +151,7 @@ class Dispatcher:
             return Decision(channel.default_agent, "routing_error")
 
     async def _send(self, adapter: ChannelAdapter, channel: Channel, inbound: Inbound, items: list[_Item],
-                    total: int, outcomes: dict[DeliveryKey, Reply]) -> Reply:
+                    total: int, outcomes: dict[DeliveryKey, Reply], lates: _Lates) -> Reply:
         """Forward `items`: the body unchanged when they are all of it and go to one agent, else
         one part per agent; record each item's part reply in `outcomes`."""
         if len(items) == 1 and items[0][1].list_agents:
@@ -156,47 +167,63 @@ class Dispatcher:
         if len(groups) > 1 or len(items) < total:
             try:
                 paths = {a: [e.item_path for e, _d, _k in g] for a, g in groups.items()}
-                parts = adapter.split(channel, inbound.body, paths)
+                parts = await offload(len(inbound.body), adapter.split, channel, inbound.body, paths)
                 log.info("mixed batch on %s split into %d part(s)", channel.name, len(groups))
             except SplitError as exc:  # cannot rebuild it: the documented fallback
                 log.warning("batch on %s cannot be split (%s); forwarded whole to the default %s",
                             channel.name, exc, channel.default_agent)
                 groups = {channel.default_agent: items}
+        late: list[asyncio.Future[Reply] | None] = [None] * len(groups)
         sends = [
             self._forward(channel, inbound, Decision(agent, ",".join(dict.fromkeys(d.reason for _e, d, _k in group))),
-                          parts[agent] if parts is not None else None)
-            for agent, group in groups.items()
+                          parts[agent] if parts is not None else None, late, index)
+            for index, (agent, group) in enumerate(groups.items())
         ]
         replies = [await sends[0]] if len(sends) == 1 else await asyncio.gather(*sends)
-        for group, reply in zip(groups.values(), replies, strict=True):
+        for group, reply, exchange in zip(groups.values(), replies, late, strict=True):
             for _envelope, _decision, key in group:
                 outcomes[key] = reply
+                if exchange is not None:
+                    lates[key] = exchange
         return replies[0]
 
-    async def _forward(self, channel: Channel, inbound: Inbound, decision: Decision,
-                       part: BodyPart | None = None) -> Reply:
+    async def _forward(self, channel: Channel, inbound: Inbound, decision: Decision, part: BodyPart | None = None,
+                       late: list[asyncio.Future[Reply] | None] | None = None, index: int = 0) -> Reply:
+        """The agent's reply, or the proxy's error answer; an exchange still running after its 504
+        goes to `late[index]` (None: nobody keeps its answer)."""
         agent = self.config.agents[decision.agent]
         try:
             return await self.leg.forward(inbound, agent, channel.name, decision.reason, part)
         except UpstreamError as exc:
             log.warning("upstream %s failed for %s: %s", decision.agent, channel.name, exc)
-            what = "timed out" if exc.status_code == 504 else "failed"
+            if isinstance(exc, UpstreamTimeout) and exc.late is not None:
+                if late is None:
+                    self.late.ignore(exc.late)
+                else:
+                    late[index] = exc.late
+            what = _WHAT.get(exc.kind, "failed")
             return text_reply(exc.status_code, f"upstream {decision.agent} {what}", decision.reason)
 
     async def _end(self, owned: list[DeliveryKey], outcomes: dict[DeliveryKey, Reply],
-                   memos: dict[DeliveryKey, DecisionMemo], now: float) -> None:
-        """Complete the keys whose part got a 2xx, fail the others (None: no answer at all)."""
+                   memos: dict[DeliveryKey, DecisionMemo], now: float, lates: _Lates) -> None:
+        """Complete the keys whose part got a 2xx, fail the others (None: no answer at all); the
+        keys of a part still awaited after its 504 stay in flight until its late answer."""
         by_reply: dict[int, tuple[Reply, list[DeliveryKey]]] = {}
         for key, reply in outcomes.items():
             by_reply.setdefault(id(reply), (reply, []))[1].append(key)
         for reply, keys in by_reply.values():
-            if reply.ok:
-                await self.deliveries.complete(keys, reply, now, memos)
-            else:
-                await self.deliveries.fail(keys, reply, now, memos)
+            exchange = lates.get(keys[0])
+            if exchange is not None:
+                self.late.watch(exchange, keys, _memos_of(keys, memos))
+                continue
+            async for chunk in chunks(keys):
+                if reply.ok:
+                    await self.deliveries.complete(chunk, reply, now, _memos_of(chunk, memos))
+                else:
+                    await self.deliveries.fail(chunk, reply, now, _memos_of(chunk, memos))
         unanswered = [k for k in owned if k not in outcomes]
-        if unanswered:
-            await self.deliveries.fail(unanswered, None, now, memos)
+        async for chunk in chunks(unanswered):
+            await self.deliveries.fail(chunk, None, now, _memos_of(chunk, memos))
 
     def _redelivered(self, channel: Channel, answers: list[Reply]) -> Reply:
         """Every item was answered by an earlier attempt: its answer again, not forwarded."""
@@ -208,6 +235,13 @@ class Dispatcher:
         decision_log.info("%s", json.dumps({"channel": channel.name, "reason": "redelivery",
                                             "status": reply.status if reply else 200}))
         return as_redelivery(reply)
+
+
+_WHAT = {"timeout": "timed out", "unreachable": "unreachable", "pool_exhausted": "has no free connection"}
+
+
+def _memos_of(keys: Sequence[DeliveryKey], memos: dict[DeliveryKey, DecisionMemo]) -> dict[DeliveryKey, DecisionMemo]:
+    return {k: memos[k] for k in keys if k in memos}
 
 
 def _answer_of(claim: Claim) -> Reply:

@@ -32,6 +32,26 @@ HOP_BY_HOP: frozenset[bytes] = frozenset(
 """Lower-case names never forwarded in either direction (RFC 9110 7.6.1, plus the
 non-standard `Proxy-Connection` some clients still send)."""
 
+SIGNATURE_HEADERS: frozenset[bytes] = frozenset(
+    {
+        b"x-hub-signature-256",
+        b"x-hub-signature",
+        b"x-telegram-bot-api-secret-token",
+        b"authorization",
+        b"x-slack-signature",
+        b"x-slack-request-timestamp",
+        b"x-slack-retry-num",
+        b"x-slack-retry-reason",
+        b"x-signature-ed25519",
+        b"x-signature-timestamp",
+        b"x-line-signature",
+        b"x-twilio-signature",
+        b"x-viber-content-signature",
+    }
+)
+"""End-to-end authentication headers (platforms.md 2.2): forwarded even when a client names them
+in `Connection`, which would otherwise make them hop-by-hop; the agent verifies them."""
+
 _CLAIMS_OF_ORIGIN = frozenset({b"forwarded", b"x-real-ip"})
 """Other headers claiming the client's origin: dropped when the peer is not trusted."""
 X_FORWARDED_FOR = b"x-forwarded-for"
@@ -58,8 +78,9 @@ def _connection_listed(headers: RawHeaders) -> set[bytes]:
 
 
 def strip_hop_by_hop(headers: RawHeaders) -> RawHeaders:
-    """`headers` without the `HOP_BY_HOP` fields and without every field named in `Connection`."""
-    drop = HOP_BY_HOP | _connection_listed(headers)
+    """`headers` without the `HOP_BY_HOP` fields and without every field named in `Connection`,
+    except the `SIGNATURE_HEADERS` (a signature checked at the edge reaches the agent too)."""
+    drop = HOP_BY_HOP | (_connection_listed(headers) - SIGNATURE_HEADERS)
     return [(name, value) for name, value in headers if name.lower() not in drop]
 
 

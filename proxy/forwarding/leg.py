@@ -5,47 +5,60 @@
 The leg builds the upstream URL (the agent's base URL + the inbound path and query as received,
 or the agent's exact per-channel URL) and the request headers (`headers.upstream_request_headers`:
 hop-by-hop stripped, X-Forwarded-* extended for trusted peers, our markers added), sends the same
-body bytes (or a split batch's part), and reads the reply raw (still `Content-Encoding`-encoded)
-and capped. aiohttp was chosen by measurement (README "Performance": about 300 µs of CPU per
-forward against 540 µs for httpx's client over an aiohttp transport).
+body bytes (or a split batch's part), and reads the reply raw (still `Content-Encoding`-encoded).
+aiohttp was chosen by measurement (README "Performance": about 300 µs of CPU per forward against
+540 µs for httpx's client over an aiohttp transport).
 
 Sent as given: the URL is never requoted (`yarl.URL(..., encoded=True)`), header order and
 duplicates are kept even when their case differs, nothing is added but `Host` and
 `Content-Length` (no User-Agent, Accept, Accept-Encoding, Content-Type, cookies), no
-decompression, no redirects followed, no proxy from the environment. One pooled session per
-agent (`upstream.max_connections` each), so one slow agent cannot starve the others. Every
-response is released on every path, cancellation included (field report T34).
+decompression, no redirects followed, no proxy from the environment. One bounded pool per agent
+(`proxy.forwarding.pools`), so one slow agent cannot starve the others. Every response is
+released on every path, cancellation included (field report T34): a platform that hangs up
+(`hangup.HANGUP`) cancels the request to the agent (`PlatformGone`, kind `platform_gone`).
 
-Errors, translated in one place (`translate`; statuses in proxy/errors.py):
+A reply body over `upstream.max_reply_bytes` is not an error (the agent has handled the update: a
+502 would make the platform deliver it twice): its status and headers are relayed with an empty
+body, `X-Stickyroute-Reply-Dropped` added, counted as `reply_too_large`.
 
-    cannot connect (refused, DNS, connect timeout)      -> UpstreamConnectError (502)
-    no reply in time (read, pool wait, total deadline)  -> UpstreamTimeout      (504)
-    any other client error, invalid URL, reply too big  -> UpstreamError        (502)
+Late answers (`upstream.late_answer_s` > 0): the platform gets 504 `connect_timeout_s +
+timeout_s` after forwarding started, and the exchange goes on for up to `late_answer_s` more;
+`UpstreamTimeout.late` carries it so the caller can keep the late answer for the retry.
+
+Errors, translated in one place (`translate`; statuses in proxy/errors.py); `failures` counts
+them per (agent, kind):
+
+    cannot connect (refused, DNS, connect timeout)      -> UpstreamConnectError  (502) unreachable
+    every pooled connection busy past connect_timeout_s -> UpstreamPoolExhausted (503) pool_exhausted
+    no reply in time (read, total deadline)             -> UpstreamTimeout       (504) timeout
+    any other client error, invalid URL                 -> UpstreamError         (502) error
 """
 
 from __future__ import annotations
 
 import asyncio
 import functools
-from typing import Protocol
+from collections import Counter
+from typing import Any, Protocol
 
 import aiohttp
 import yarl
 
 from proxy.channels.base import BodyPart
-from proxy.config.model import MIB, Agent, ServerSettings, UpstreamSettings
-from proxy.errors import UpstreamConnectError, UpstreamError, UpstreamTimeout
+from proxy.config.model import Agent, ServerSettings, UpstreamSettings
+from proxy.errors import PlatformGone, UpstreamConnectError, UpstreamError, UpstreamTimeout
 from proxy.forwarding.body import BodyTooLarge, read_capped
+from proxy.forwarding.hangup import HANGUP
 from proxy.forwarding.headers import TrustedProxies, relay_response_headers, upstream_request_headers
 from proxy.forwarding.inbound import Inbound
+from proxy.forwarding.pools import Pools
 from proxy.reply import Reply
 
 __all__ = ["Forwarding", "Leg", "translate", "upstream_url"]
 
-_NO_AUTO_HEADERS = ("User-Agent", "Accept", "Accept-Encoding", "Content-Type")
 _BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
-MAX_REPLY_BYTES = 5 * MIB
-"""Default cap of a buffered agent reply (bytes)."""
+_DROPPED_WITH_BODY = frozenset({b"content-type", b"content-encoding", b"content-md5", b"digest", b"etag"})
+REPLY_DROPPED = b"x-stickyroute-reply-dropped"
 
 
 class Forwarding(Protocol):
@@ -101,43 +114,40 @@ def translate(exc: BaseException) -> UpstreamError:
 
 
 class Leg:
-    """Pooled forwarding over aiohttp, one session per agent, made on first use in the loop.
+    """Pooled forwarding over aiohttp, one bounded pool per agent, made on first use in the loop.
 
-    Timeouts (seconds, `[upstream]`): `connect_timeout_s` to connect a socket, `timeout_s`
-    between reads of the reply and for a free pooled connection, and `connect_timeout_s +
-    timeout_s` for the whole exchange (an agent dripping its reply cannot hold the webhook).
-    `server.trusted_proxies` decides whose X-Forwarded-* are extended. `max_reply_bytes` caps a
-    buffered reply.
+    Timeouts (seconds, `[upstream]`): `connect_timeout_s` to connect a socket and to wait for a
+    free connection of the agent's pool; the platform's answer comes at most `connect_timeout_s +
+    timeout_s` after forwarding started. Without late answers the exchange is bounded the same way
+    (and by `timeout_s` between reads); with them it may go on `late_answer_s` longer.
+    `server.trusted_proxies` decides whose X-Forwarded-* are extended. `max_reply_bytes`
+    (default `upstream.max_reply_bytes`) caps a relayed reply body.
     """
 
     def __init__(self, upstream: UpstreamSettings, server: ServerSettings,
-                 max_reply_bytes: int = MAX_REPLY_BYTES) -> None:
-        self.max_reply_bytes = max_reply_bytes
-        self._limit = upstream.max_connections
+                 max_reply_bytes: int | None = None) -> None:
+        self.max_reply_bytes = max_reply_bytes if max_reply_bytes is not None else upstream.max_reply_bytes
+        self.late_answer_s = upstream.late_answer_s
+        self.answer_s = upstream.connect_timeout_s + upstream.timeout_s
+        self.pools = Pools(upstream.max_connections, upstream.connect_timeout_s)
+        self.failures: Counter[tuple[str, str]] = Counter()
+        """Failed or degraded forwards by (agent, kind): unreachable, pool_exhausted, timeout,
+        error, reply_too_large; `late_<kind>` when an exchange that already gave its 504 fails
+        later (for /stats; issue #11 exports them)."""
+        self._late: set[asyncio.Future[Reply]] = set()
         self._trusted = TrustedProxies.from_cidrs(server.trusted_proxies)
+        read = upstream.timeout_s if self.late_answer_s <= 0 else upstream.timeout_s + self.late_answer_s
         self._timeout = aiohttp.ClientTimeout(
-            total=upstream.connect_timeout_s + upstream.timeout_s,
-            sock_connect=upstream.connect_timeout_s, sock_read=upstream.timeout_s, connect=upstream.timeout_s,
+            total=self.answer_s + max(self.late_answer_s, 0.0), sock_connect=upstream.connect_timeout_s,
+            sock_read=read, connect=upstream.connect_timeout_s + upstream.timeout_s,
         )
-        self._sessions: dict[str, aiohttp.ClientSession] = {}
-
-    def _session(self, agent: str) -> aiohttp.ClientSession:
-        session = self._sessions.get(agent)
-        if session is None:
-            session = self._sessions[agent] = aiohttp.ClientSession(
-                connector=aiohttp.TCPConnector(limit=self._limit or 0),
-                skip_auto_headers=_NO_AUTO_HEADERS,
-                auto_decompress=False,
-                cookie_jar=aiohttp.DummyCookieJar(),
-                trust_env=False,
-            )
-        return session
 
     async def forward(self, inbound: Inbound, agent: Agent, channel: str, reason: str,
                       part: BodyPart | None = None) -> Reply:
         """Send the inbound request (or a batch `part`) to `agent`; its reply, buffered raw.
 
-        Raises UpstreamConnectError, UpstreamTimeout or UpstreamError (module docstring).
+        Raises UpstreamConnectError, UpstreamPoolExhausted, UpstreamTimeout (with `late` when
+        late answers are on) or UpstreamError (module docstring).
         """
         exact = agent.channel_urls.get(channel)
         if exact:
@@ -152,12 +162,38 @@ class Leg:
         if part is not None:
             body = part.body
             headers = [h for h in headers if h[0].lower() not in part.drop] + part.add
-        return await self._send(agent.name, inbound.method, url, headers, body)
+        gone = HANGUP.get()
+        if self.late_answer_s <= 0 and gone is None:
+            return await self._send(agent, inbound.method, url, headers, body)
+        exchange = asyncio.ensure_future(self._send(agent, inbound.method, url, headers, body))
+        waiting: set[asyncio.Future[Any]] = {exchange} if gone is None else {exchange, gone}
+        try:
+            done, _pending = await asyncio.wait(waiting,
+                                                timeout=self.answer_s if self.late_answer_s > 0 else None,
+                                                return_when=asyncio.FIRST_COMPLETED)
+        except asyncio.CancelledError:
+            exchange.cancel()
+            raise
+        if exchange in done:
+            return exchange.result()
+        if gone is not None and gone.done():
+            exchange.cancel()  # the platform went away: free the connection now
+            exchange.add_done_callback(_retrieved)
+            self.failures[(agent.name, "platform_gone")] += 1
+            raise PlatformGone("the platform hung up before the agent answered: request cancelled")
+        self.failures[(agent.name, "timeout")] += 1
+        self._late.add(exchange)
+        exchange.add_done_callback(self._late.discard)
+        exchange.add_done_callback(_retrieved)
+        raise UpstreamTimeout(f"upstream timed out (no answer in {self.answer_s} s; its late answer is awaited "
+                              f"for {self.late_answer_s} s more)", late=exchange)
 
-    async def _send(self, agent: str, method: str, url: str, headers: list[tuple[bytes, bytes]], body: bytes) -> Reply:
+    async def _send(self, agent: Agent, method: str, url: str, headers: list[tuple[bytes, bytes]],
+                    body: bytes) -> Reply:
         try:
             target = _url(url)
         except ValueError as exc:
+            self.failures[(agent.name, "error")] += 1
             raise UpstreamError(f"invalid upstream URL {url!r}") from exc
         spelling: dict[str, str] = {}  # aiohttp would merge duplicates whose name case differs
         framing = [("Content-Length", str(len(body)))] if body or method in _BODY_METHODS else []
@@ -166,17 +202,41 @@ class Leg:
             for name, value in headers  # Host and Content-Length are never among them
         ]
         try:
-            async with self._session(agent).request(method, target, headers=wire, data=body or None,
-                                                    allow_redirects=False, timeout=self._timeout) as response:
-                data = await read_capped(response.content.iter_any(), self.max_reply_bytes)
-                return Reply(response.status, relay_response_headers(list(response.raw_headers)), data)
-        except BodyTooLarge as exc:
-            raise UpstreamError(f"reply too large: over {exc.limit} bytes") from exc
+            async with self.pools.slot(agent) as session, session.request(
+                    method, target, headers=wire, data=body or None, allow_redirects=False,
+                    timeout=self._timeout) as response:
+                relayed = relay_response_headers(list(response.raw_headers))
+                try:
+                    data = await read_capped(response.content.iter_any(), self.max_reply_bytes)
+                except BodyTooLarge:
+                    self.failures[(agent.name, "reply_too_large")] += 1
+                    return _without_body(response.status, relayed, self.max_reply_bytes)
+                return Reply(response.status, relayed, data)
+        except UpstreamError as exc:
+            self._count(agent.name, exc.kind)
+            raise
         except (aiohttp.ClientError, TimeoutError) as exc:
-            raise translate(exc) from exc
+            error = translate(exc)
+            self._count(agent.name, error.kind)
+            raise error from exc
+
+    def _count(self, agent: str, kind: str) -> None:
+        """Count a failure; one of an exchange that already gave its 504 counts as `late_<kind>`."""
+        late = asyncio.current_task() in self._late
+        self.failures[(agent, f"late_{kind}" if late else kind)] += 1
 
     async def aclose(self) -> None:
         """Close every pool."""
-        sessions, self._sessions = list(self._sessions.values()), {}
-        for session in sessions:
-            await session.close()
+        await self.pools.aclose()
+
+
+def _retrieved(exchange: asyncio.Future[Reply]) -> None:
+    """Mark a late exchange's outcome as seen (whoever kept it reads it too)."""
+    if not exchange.cancelled():
+        exchange.exception()
+
+
+def _without_body(status: int, headers: list[tuple[bytes, bytes]], cap: int) -> Reply:
+    """The agent's status and headers without its over-cap body (and the headers describing it)."""
+    kept = [(n, v) for n, v in headers if n.lower() not in _DROPPED_WITH_BODY]
+    return Reply(status, [*kept, (REPLY_DROPPED, f"body over {cap} bytes".encode())], b"")

@@ -103,6 +103,10 @@ def decide(envelope: Envelope, route: Route | None, rules: ChannelRules, now: fl
 
     if kind is MessageKind.STATUS:
         return Decision(current, "status")
+    if kind is MessageKind.USER_EVENT:
+        return Decision(current, "user_event")
+    if kind is MessageKind.HISTORY:
+        return Decision(default, "history")
     if kind in (MessageKind.NON_TEXT, MessageKind.BUTTON, MessageKind.EDIT) or not envelope.text:
         return Decision(current, "non_text", store=touched)
 
@@ -134,6 +138,14 @@ def decide(envelope: Envelope, route: Route | None, rules: ChannelRules, now: fl
     if strategy is not Strategy.STICKY_HEURISTIC:
         return Decision(current, "cache", store=touched)
     return _heuristic(text, route, rules, now)
+
+
+def busy(route: Route | None, rules: ChannelRules) -> Decision:
+    """Another decision of the conversation (its classifier call) still held it after the
+    classifier's `timeout_s`: stay on the route read without the lease (or the default), write
+    nothing, reason `busy`. Bounds a webhook's wait to one classifier timeout instead of one per
+    message queued ahead of it (issue #10: the 12th of 12 messages waited 12 x timeout_s)."""
+    return Decision(route.agent if route is not None else rules.default_agent, "busy")
 
 
 def _stay_reason(route: Route | None) -> str:

@@ -25,6 +25,13 @@ class MessageKind(enum.Enum):
     """A delivery status of an outbound message (WhatsApp `statuses[]`); belongs to its recipient."""
     NO_SENDER = "no_sender"
     """An update with no human sender: `channel_post`, `my_chat_member`, WhatsApp account events..."""
+    USER_EVENT = "user_event"
+    """An event naming one user that is not a message to answer: a WhatsApp call, an echo of a
+    message the business sent from the app, a marketing preference, a user id change. Follows the
+    user's binding or live route; never scored, never refreshes or creates a route."""
+    HISTORY = "history"
+    """Past messages of one chat replayed by WhatsApp's history sync (`history` field): follows the
+    user's binding, else the default; never classified, never creates or refreshes a route."""
 
 
 @dataclass(frozen=True, slots=True)

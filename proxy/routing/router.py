@@ -5,8 +5,10 @@ Layer 2 under the conversation's lease (`ConversationState.acquire`): the pure e
 (`engine.decide`), the classifier is awaited only when the engine asks, `engine.conclude` turns
 its answer into the Decision, and `ConversationState.commit` applies the decision's writes in one
 step. Decisions of one conversation are serialised (the classifier await included); different
-conversations run in parallel. Every decision is logged as one structured line on the
-`stickyroute.decision` logger and counted per (channel, reason).
+conversations run in parallel. A message that cannot get its conversation's lease within the
+classifier's `timeout_s` is decided without it (`engine.busy`: the route read, nothing written).
+Every decision is logged as one structured line on the `stickyroute.decision` logger and counted
+per (channel, reason).
 """
 
 from __future__ import annotations
@@ -18,11 +20,11 @@ from collections.abc import Mapping
 
 from proxy.classifier.base import Candidate, Classification, ClassificationRequest, Classifier
 from proxy.config.model import Config
-from proxy.routing.engine import Decision, NeedsClassification, conclude, decide
+from proxy.routing.engine import Decision, NeedsClassification, busy, conclude, decide
 from proxy.routing.envelope import Envelope
 from proxy.routing.layer1 import Layer1
 from proxy.routing.rules import ChannelRules
-from proxy.state.base import ConversationState
+from proxy.state.base import ConversationState, LeaseTimeout
 from proxy.state.route import ConversationKey
 
 log = logging.getLogger("stickyroute.decision")
@@ -44,6 +46,7 @@ class Router:
         self.state = state
         self.candidates = tuple(Candidate(a.name, a.description, a.aliases) for a in config.agents.values())
         self._remember_texts = config.classifier.context_messages > 0
+        self._lease_wait_s = config.classifier.timeout_s
         self._rules = dict(rules)
         self._layer1 = {name: Layer1(channel) for name, channel in config.channels.items()}
         self.reasons: Counter[tuple[str, str]] = Counter()
@@ -69,7 +72,10 @@ class Router:
         return decision
 
     async def _layer2(self, rules: ChannelRules, key: ConversationKey, envelope: Envelope, now: float) -> Decision:
-        lease = await self.state.acquire(key, now)
+        try:
+            lease = await self.state.acquire(key, now, wait_s=self._lease_wait_s)
+        except LeaseTimeout:
+            return busy(await self.state.get(key, now), rules)
         try:
             outcome = decide(envelope, lease.route, rules, now)
             if isinstance(outcome, NeedsClassification):

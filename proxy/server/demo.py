@@ -24,25 +24,26 @@ _LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 
 
 def _text_of(body: bytes) -> str:
-    """A short readable hint of what the update says (for the demo log only)."""
+    """A short readable hint of what the update says (for the demo log only).
+
+    Never raises: a body that is not JSON, or nested deeper than the JSON parser allows
+    (`RecursionError`), has no hint; the walk is iterative, so any depth the parser accepts is fine.
+    """
     try:
         doc = json.loads(body)
-    except ValueError:
+    except (ValueError, RecursionError):
         return ""
     found: list[str] = []
-
-    def walk(node: Any) -> None:
+    stack: list[Any] = [doc]
+    while stack and len(found) < 8:
+        node = stack.pop()
         if isinstance(node, dict):
             for key, value in node.items():
                 if key in ("text", "caption", "body") and isinstance(value, str):
                     found.append(value)
-                else:
-                    walk(value)
+            stack.extend(reversed([v for k, v in node.items() if isinstance(v, (dict, list))]))
         elif isinstance(node, list):
-            for item in node:
-                walk(item)
-
-    walk(doc)
+            stack.extend(reversed(node))
     return " | ".join(found)[:80]
 
 

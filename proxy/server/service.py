@@ -31,6 +31,7 @@ from proxy.forwarding.leg import Forwarding, Leg
 from proxy.reply import Reply
 from proxy.routing.router import Router, reason_counts
 from proxy.routing.rules import build_all_rules, global_scorer
+from proxy.server.upstream_stats import upstream_snapshot
 from proxy.state.build import build_state
 
 __all__ = ["Service"]
@@ -94,6 +95,7 @@ class Service:
     async def aclose(self) -> None:
         """Close the forwarding pools, the classifier's client and the state backends."""
         if self.dispatcher is not None:
+            await self.dispatcher.late.aclose()
             await self.dispatcher.leg.aclose()
         await self.classifier.aclose()
         await self.state.aclose()
@@ -110,13 +112,21 @@ class Service:
         return "ready" if self.state.health.up else "degraded"
 
     async def stats_snapshot(self) -> dict[str, object]:
-        """JSON-able stats: classifier accounting, decisions per reason, live routes per channel."""
+        """JSON-able stats: classifier accounting, decisions per reason, live routes per channel,
+        the delivery log's size and bound, and the forwarding leg's failures and pools."""
         now = self._clock()
         return {
             "classifier": {"provider": self.classifier.name, **self.stats.snapshot()},
             "decisions": reason_counts(self.router),
             "routes": {name: await self.conversations.count(name, now) for name in self.config.channels},
             "state": {"backend": self.config.state.backend, "up": self.state.health.up},
+            "deliveries": {
+                "stored": await self.deliveries.size(now),
+                "stored_bytes": await self.deliveries.stored_bytes(now),
+                "max_bytes": self.config.state.delivery_log_max_bytes if not self.state.shared else None,
+                "ttl_s": self.config.state.delivery_ttl_hours * 3600.0,
+            },
+            "upstream": upstream_snapshot(self.dispatcher),
         }
 
     def metrics(self) -> tuple[bytes, str]:

@@ -173,6 +173,11 @@ class DeliveryLog(Protocol):
         """Stored answers at `now`."""
         ...
 
+    async def stored_bytes(self, now: float) -> int | None:
+        """Bytes the stored answers hold at `now`, or None where the backend cannot tell cheaply
+        (Redis: see `MEMORY USAGE` in the README's capacity note)."""
+        ...
+
     async def aclose(self) -> None:
         """Release the backend's resources."""
         ...

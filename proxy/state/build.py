@@ -70,8 +70,10 @@ def build_state(config: Config, registry: CollectorRegistry | None = None) -> St
     limits = limits_for(config)
     recent = config.classifier.context_messages
     rate = config.classifier.calls_per_minute
-    memory = (MemoryConversationState(limits, recent), MemoryDeliveryLog(), MemoryBudget(rate))
     settings = config.state
+    ttl_s = settings.delivery_ttl_hours * 3600.0
+    memory = (MemoryConversationState(limits, recent),
+              MemoryDeliveryLog(ttl_s=ttl_s, max_reply_bytes=settings.delivery_log_max_bytes), MemoryBudget(rate))
     if not settings.shared:
         return StateBackends(*memory, BackendHealth("memory", "(this process)", None, registry), shared=False)
     from proxy.state.redis import RedisBudget, RedisConversationState, RedisDeliveryLog, RedisStore
@@ -80,7 +82,7 @@ def build_state(config: Config, registry: CollectorRegistry | None = None) -> St
     health = BackendHealth("redis", store.url, store.ping, registry)
     return StateBackends(
         FallbackConversationState(RedisConversationState(store, limits, recent, lock_ttl_s(config)), memory[0], health),
-        FallbackDeliveryLog(RedisDeliveryLog(store, claim_ttl_s=claim_ttl_s(config)), memory[1], health),
+        FallbackDeliveryLog(RedisDeliveryLog(store, ttl_s=ttl_s, claim_ttl_s=claim_ttl_s(config)), memory[1], health),
         FallbackBudget(RedisBudget(store, rate), memory[2], health),
         health, shared=True)
 

@@ -192,6 +192,9 @@ class FallbackDeliveryLog:
         if shared:
             await _quietly(self.health, lambda: self.shared.fail(shared, reply, now, memos))
 
+    async def stored_bytes(self, now: float) -> int | None:
+        return await _either(self.health, lambda: self.shared.stored_bytes(now), lambda: self.local.stored_bytes(now))
+
     async def size(self, now: float) -> int:
         return await _either(self.health, lambda: self.shared.size(now), lambda: self.local.size(now))
 

@@ -168,6 +168,8 @@ class MemoryDeliveryLog:
 
     def __init__(self, ttl_s: float = DELIVERY_TTL_S, max_reply_bytes: int = MAX_REPLY_BYTES,
                  max_memos: int = MAX_MEMOS) -> None:
+        self.ttl_s = ttl_s
+        self.max_reply_bytes = max_reply_bytes
         self._done: TTLCache[DeliveryKey, _Answer] = TTLCache(
             maxsize=max_reply_bytes, ttl=ttl_s, timer=_timer, getsizeof=_answer_size)
         self._memos: TTLCache[DeliveryKey, DecisionMemo] = TTLCache(maxsize=max_memos, ttl=ttl_s, timer=_timer)
@@ -231,6 +233,12 @@ class MemoryDeliveryLog:
         _NOW.set(now)
         self._done.expire()
         return len(self._done)
+
+    async def stored_bytes(self, now: float) -> int:
+        """Bytes the stored answers hold at `now` (`Reply.size` each; bound: `max_reply_bytes`)."""
+        _NOW.set(now)
+        self._done.expire()
+        return int(self._done.currsize)
 
     async def aclose(self) -> None:
         return None

@@ -205,3 +205,14 @@ def test_is_trusted(ip: str, expected: bool) -> None:
 def test_trusted_proxies_reject_a_non_network() -> None:
     with pytest.raises(ValueError):
         TrustedProxies.from_cidrs(["not-a-cidr"])
+
+
+@pytest.mark.parametrize("name", [n for n, _ in T5_SIGNATURE_HEADERS])
+def test_signature_header_named_in_connection_is_still_forwarded(name: bytes) -> None:
+    """Issue #10: `Connection: keep-alive, X-Telegram-Bot-Api-Secret-Token` passed the check at the
+    edge and then stripped the header before forwarding; signature headers are never stripped."""
+    value = dict(T5_SIGNATURE_HEADERS)[name]
+    inbound = [(b"Connection", b"keep-alive, " + name + b", X-Debug"), (name, value), (b"X-Debug", b"1")]
+    out = upstream_request_headers(inbound, peer_trusted=False, **_COMMON)
+    assert [(n, v) for n, v in out if n.lower() == name.lower()] == [(name, value)]
+    assert b"x-debug" not in _names(out)

@@ -85,7 +85,7 @@ async def test_connection_refused_is_upstream_connect_error(leg: Leg) -> None:
 
 
 async def test_read_timeout_is_upstream_timeout(upstream: RecordingUpstream) -> None:
-    leg = Leg(UpstreamSettings(connect_timeout_s=5.0, timeout_s=0.2, max_connections=4), SERVER)
+    leg = Leg(UpstreamSettings(connect_timeout_s=5.0, timeout_s=0.2, max_connections=4, late_answer_s=0.0), SERVER)
     try:
         upstream.respond(hang=True)
         with pytest.raises(UpstreamTimeout) as caught:
@@ -103,17 +103,23 @@ async def test_unusable_url_is_an_upstream_error(leg: Leg, url: str) -> None:
     assert type(caught.value) is UpstreamError
 
 
-async def test_reply_over_the_cap_is_an_upstream_error_and_frees_the_connection(upstream: RecordingUpstream) -> None:
+async def test_reply_over_the_cap_is_relayed_without_its_body_and_frees_the_connection(upstream: RecordingUpstream) -> None:
+    """Issue #10: an over-cap reply was a 502 after the agent had handled the update (the platform's
+    retry delivered it twice); now the agent's status and headers are relayed, the body dropped."""
     leg = Leg(UpstreamSettings(connect_timeout_s=5.0, timeout_s=2.0, max_connections=1), SERVER, max_reply_bytes=1024)
     try:
-        upstream.respond(body=b"x" * 4096)
-        with pytest.raises(UpstreamError, match="reply too large") as caught:
-            await forward(leg, upstream)
+        upstream.respond(status=201, headers=[(b"content-type", b"application/json"), (b"x-agent", b"1")],
+                         body=b"x" * 4096)
+        dropped = await forward(leg, upstream)
         upstream.respond(body=b"y" * 1024)
         after = await forward(leg, upstream)  # a leaked connection would block the pool of one
     finally:
         await leg.aclose()
-    assert (type(caught.value), caught.value.status_code, after.body) == (UpstreamError, 502, b"y" * 1024)
+    kept = [(n, v) for n, v in dropped.headers if n not in (b"date", b"server")]
+    assert (dropped.status, dropped.body, kept) == (
+        201, b"", [(b"x-agent", b"1"), (b"x-stickyroute-reply-dropped", b"body over 1024 bytes")])
+    assert after.body == b"y" * 1024
+    assert leg.failures == {("billing", "reply_too_large"): 1}
 
 
 # --- pools -------------------------------------------------------------------------------------------
@@ -121,7 +127,7 @@ async def test_reply_over_the_cap_is_an_upstream_error_and_frees_the_connection(
 
 @pytest.mark.parametrize("stall_mid_body", [False, True], ids=["before-headers", "mid-body"])
 async def test_t34_cancelled_forwards_and_timeouts_release_the_pool(upstream: RecordingUpstream, stall_mid_body: bool) -> None:
-    leg = Leg(UpstreamSettings(connect_timeout_s=5.0, timeout_s=0.5, max_connections=4), SERVER)
+    leg = Leg(UpstreamSettings(connect_timeout_s=5.0, timeout_s=0.5, max_connections=4, late_answer_s=0.0), SERVER)
     try:
         upstream.respond(delay_s=0.5, stall_mid_body=stall_mid_body)
         tasks = [asyncio.ensure_future(forward(leg, upstream)) for _ in range(20)]

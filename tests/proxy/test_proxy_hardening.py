@@ -84,7 +84,10 @@ async def test_exact_agent_url_for_a_channel_keeps_the_inbound_query(tmp_path):
             b"/hooks/wa?hub.mode=subscribe&hub.verify_token=VT&hub.challenge=123"]
 
 
-async def test_batch_that_cannot_be_split_goes_whole_to_the_default(tmp_path):
+async def test_a_deeply_nested_batch_is_split_like_any_other(tmp_path):
+    """Split parts share the parsed sub-objects (no deep copy, issue #10: linear in the body), so a
+    600-deep value that the parser accepts no longer defeats the split (it used to go whole to
+    the default)."""
     plain = whatsapp_text([("15550000001", "wamid.N1", "invoice please"), ("15550000002", "wamid.N2", "hello")])
     body = plain.replace(b'"messaging_product"', b'"extra":' + b"[" * 600 + b"]" * 600 + b',"messaging_product"', 1)
     assert len(json.loads(body)["entry"][0]["changes"][0]["value"]["messages"]) == 2
@@ -94,7 +97,25 @@ async def test_batch_that_cannot_be_split_goes_whole_to_the_default(tmp_path):
         async with Proxy(config) as proxy:
             response = await proxy.post("/webhooks/whatsapp", body)
         assert response.status_code == 200
+        ids = {name: [m["id"] for r in up.requests for m in
+                      json.loads(r.body)["entry"][0]["changes"][0]["value"]["messages"]] for name, up in ups.items()}
+        assert ids == {"general": ["wamid.N2"], "billing": ["wamid.N1"]}
+
+
+async def test_batch_that_cannot_be_split_goes_whole_to_the_default(tmp_path):
+    """A history change whose threads belong to users of two agents is never cut: the body goes
+    whole to the default (the documented fallback)."""
+    threads = [{"id": "15550000001", "messages": []}, {"id": "15550000002", "messages": []}]
+    change = {"field": "history", "value": {"messaging_product": "whatsapp", "history": [{"threads": threads}]}}
+    body = json.dumps({"object": "whatsapp_business_account", "entry": [{"id": "W", "changes": [change]}]}).encode()
+    bindings = '[[channels.whatsapp.bindings]]\nuser = "15550000001"\nagent = "billing"\n'
+    with upstream_set("general", "billing") as ups:
+        config = write_config(tmp_path, ups, whatsapp=bindings)
+        async with Proxy(config) as proxy:
+            response = await proxy.post("/webhooks/whatsapp", body)
+        assert response.status_code == 200
         assert [r.body for r in ups["general"].requests] == [body]
+        assert ups["general"].requests[0].header_values(b"x-stickyroute-reason") == [b"binding,history"]
         assert ups["billing"].requests == []
 
 

@@ -217,12 +217,32 @@ async def test_agent_down_gives_502(tmp_path, status, expected):
     assert response.status_code == expected
 
 
-async def test_agent_too_slow_gives_504_and_retry_is_forwarded(tmp_path):
+def _with_upstream(config, **upstream):
+    return type(config)(**{**{f: getattr(config, f) for f in config.__dataclass_fields__},
+                           "upstream": type(config.upstream)(**upstream)})
+
+
+async def test_agent_too_slow_gives_504_and_its_late_answer_answers_the_retry(tmp_path):
+    """Issue #10: an agent slower than the deadline gets the update once; the platform gets 504,
+    and its retry gets the agent's late answer instead of a second forward."""
+    with upstream_set("general") as ups:
+        ups["general"].respond(hang=True, body=b'{"late":true}')
+        config = _with_upstream(write_config(tmp_path, ups), connect_timeout_s=0.1, timeout_s=0.2)
+        async with Proxy(config) as proxy:
+            slow = await proxy.post("/webhooks/telegram", telegram_text(1, "hello"))
+            ups["general"].release()
+            retry = await proxy.post("/webhooks/telegram", telegram_text(1, "hello"))
+            late = dict(proxy.service.dispatcher.late.outcomes)
+        assert (slow.status_code, retry.status_code, retry.content) == (504, 200, b'{"late":true}')
+        assert retry.headers["x-stickyroute-reason"] == "redelivery"
+        assert (len(ups["general"].requests), late) == (1, {"answered": 1})
+
+
+async def test_agent_too_slow_without_late_answers_gives_504_and_retry_is_forwarded(tmp_path):
+    """`late_answer_s = 0`: the request is cancelled at the 504 and the retry forwarded again."""
     with upstream_set("general") as ups:
         ups["general"].respond(hang=True)
-        config = write_config(tmp_path, ups)
-        config = type(config)(**{**{f: getattr(config, f) for f in config.__dataclass_fields__},
-                                 "upstream": type(config.upstream)(connect_timeout_s=2.0, timeout_s=0.2)})
+        config = _with_upstream(write_config(tmp_path, ups), connect_timeout_s=2.0, timeout_s=0.2, late_answer_s=0.0)
         async with Proxy(config) as proxy:
             slow = await proxy.post("/webhooks/telegram", telegram_text(1, "hello"))
             ups["general"].respond()
@@ -230,6 +250,23 @@ async def test_agent_too_slow_gives_504_and_retry_is_forwarded(tmp_path):
             retry = await proxy.post("/webhooks/telegram", telegram_text(1, "hello"))
         assert (slow.status_code, retry.status_code) == (504, 200)
         assert len(ups["general"].requests) == 2
+
+
+async def test_a_late_failure_releases_the_delivery_for_the_retry(tmp_path):
+    """A late answer that is not a 2xx is not kept: a retry waiting for it gets it (500), the next
+    one is forwarded again."""
+    with upstream_set("general") as ups:
+        ups["general"].respond(hang=True, status=500)
+        config = _with_upstream(write_config(tmp_path, ups), connect_timeout_s=0.1, timeout_s=0.2)
+        async with Proxy(config) as proxy:
+            slow = await proxy.post("/webhooks/telegram", telegram_text(1, "hello"))
+            ups["general"].respond()
+            ups["general"].release()
+            retry = await proxy.post("/webhooks/telegram", telegram_text(1, "hello"))
+            third = await proxy.post("/webhooks/telegram", telegram_text(1, "hello"))
+            late = dict(proxy.service.dispatcher.late.outcomes)
+        assert (slow.status_code, retry.status_code, third.status_code) == (504, 500, 200)
+        assert (len(ups["general"].requests), late) == (2, {"failed": 1})
 
 
 async def test_redirect_relayed_not_followed(tmp_path):

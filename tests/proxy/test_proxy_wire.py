@@ -3,6 +3,7 @@ headers, clients that disconnect early, and the admin listener."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import socket
 from collections.abc import AsyncIterator, Iterator
@@ -83,29 +84,88 @@ def test_hop_by_hop_headers_stripped_on_the_wire(tmp_path):
         assert request.header_values(b"x-forwarded-for") == [b"127.0.0.1"]
 
 
+def test_a_secret_token_named_in_connection_passes_the_check_and_reaches_the_agent(tmp_path):
+    """Issue #10: a signature header listed in `Connection` is checked at the edge and forwarded."""
+    body = telegram_text(1, "hello there")
+    head = (b"POST /webhooks/telegram HTTP/1.1\r\nHost: hooks.example.test\r\nContent-Type: application/json\r\n"
+            b"Connection: close, X-Telegram-Bot-Api-Secret-Token\r\nX-Telegram-Bot-Api-Secret-Token: tg-secret-1\r\n"
+            b"Content-Length: " + str(len(body)).encode() + b"\r\n\r\n")
+    with upstream_set("general") as ups:
+        config = write_config(tmp_path, ups, telegram='secret_token = "tg-secret-1"')
+        with running_proxy(config) as (base, _service):
+            reply = raw_request(base, head, body)
+        assert reply.startswith(b"HTTP/1.1 200")
+        (request,) = ups["general"].requests
+        assert request.header_values(b"x-telegram-bot-api-secret-token") == [b"tg-secret-1"]
+        assert request.header_values(b"connection") == []
+
+
+async def _until(condition, what: str) -> None:
+    """Poll `condition()` (a read of the proxy thread's counters) under the hang guard."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + GUARD_S
+    while not condition():
+        assert loop.time() < deadline, f"hang guard: {what}"
+        await asyncio.sleep(0.01)
+
+
+@contextlib.contextmanager
+def _sent(base: str, payload: bytes) -> Iterator[None]:
+    """Send a whole request; hang up (without reading the answer) when the block ends."""
+    host, port = base.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=GUARD_S) as sock:
+        sock.sendall(b"POST /webhooks/telegram HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                     b"Content-Length: " + str(len(payload)).encode() + b"\r\n\r\n" + payload)
+        yield
+
+
+def _abort(base: str, payload: bytes) -> None:
+    with _sent(base, payload):
+        pass
+
+
 async def test_clients_that_disconnect_early_release_upstream_connections(tmp_path):
-    """T34: 20 aborted clients against a slow agent, pool of 4; then a normal request succeeds."""
+    """T34: 20 aborted clients against a hanging agent, pool of 4: every forward is cancelled when its
+    client hangs up (the agent still hangs), then a normal request succeeds."""
     body = telegram_text(1, "hello there")
     with upstream_set("general") as ups:
         ups["general"].respond(hang=True)
         config = write_config(tmp_path, ups)
         config = type(config)(**{**{f: getattr(config, f) for f in config.__dataclass_fields__},
                                  "upstream": UpstreamSettings(connect_timeout_s=2.0, timeout_s=5.0, max_connections=4)})
-        with running_proxy(config) as (base, _service):
-            host, port = base.removeprefix("http://").split(":")
+        with running_proxy(config) as (base, service):
             for n in range(20):
-                payload = telegram_text(100 + n, "aborted client")
-                with socket.create_connection((host, int(port)), timeout=GUARD_S) as sock:
-                    sock.sendall(b"POST /webhooks/telegram HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-                                 b"Content-Length: " + str(len(payload)).encode() + b"\r\n\r\n" + payload)
-            await ups["general"].until_requests(4)
+                _abort(base, telegram_text(100 + n, "aborted client"))
+            pools = service.dispatcher.leg.pools
+            await _until(lambda: pools.in_use.get("general") == 0, "forwards of aborted clients still hold the pool")
+            assert await ups["general"].until_open_connections_at_most(0) == 0
             ups["general"].respond()
-            ups["general"].release()
             async with httpx.AsyncClient(timeout=GUARD_S) as client:
                 response = await client.post(base + "/webhooks/telegram", content=body)
             assert response.status_code == 200
             assert await ups["general"].until_open_connections_at_most(4) <= 4
         assert body in [r.body for r in ups["general"].requests]
+        assert len(ups["general"].requests) <= 21
+
+
+async def test_a_platform_that_hangs_up_cancels_the_upstream_request_and_its_retry_is_forwarded(tmp_path):
+    """Issue #10: the upstream request is cancelled when the platform's connection goes away (its
+    pooled connection closes while the agent still hangs); the delivery is released, so the
+    platform's retry is forwarded again."""
+    body = telegram_text(7, "hello there")
+    with upstream_set("general") as ups:
+        ups["general"].respond(hang=True)
+        config = write_config(tmp_path, ups)
+        with running_proxy(config) as (base, service):
+            with _sent(base, body):
+                await ups["general"].until_requests(1)
+            assert await ups["general"].until_open_connections_at_most(0) == 0
+            ups["general"].respond()
+            async with httpx.AsyncClient(timeout=GUARD_S) as client:
+                retry = await client.post(base + "/webhooks/telegram", content=body)
+        assert (retry.status_code, len(ups["general"].requests)) == (200, 2)
+        assert service.dispatcher.leg.pools.in_use == {"general": 0}
+        assert service.dispatcher.leg.failures == {("general", "platform_gone"): 1}
 
 
 async def test_admin_listener_health_ready_stats_metrics(tmp_path):

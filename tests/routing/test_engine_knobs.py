@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from proxy.routing.engine import NeedsClassification, Purpose, decide, is_acknowledgement
+from proxy.routing.engine import NeedsClassification, Purpose, busy, decide, is_acknowledgement
 from proxy.routing.envelope import Envelope, MessageKind
 from proxy.routing.rules import build_rules
 from proxy.state.route import Route
@@ -150,3 +150,16 @@ async def test_contest_confirm(settings: dict, answer: str, expected: tuple, cal
     """Opt-in: another agent tying the current one at the top ("python refund" on coder) asks the classifier."""
     sc, got = await run([(MIN, "the python refund is wrong")], seed=seeded("coder"), answers=answer, **settings)
     assert (got, sc.calls) == ([expected], calls)
+
+
+@pytest.mark.parametrize(("route", "expected"), [
+    (Route("billing", chosen_at=T0, last_active=T0), ("billing", "busy")),
+    (Route("coder", chosen_at=T0, last_active=T0, explicit=True), ("coder", "busy")),
+    (None, ("general", "busy")),
+])
+def test_busy_stays_on_the_route_read_and_writes_nothing(route: Route | None, expected: tuple[str, str]) -> None:
+    """Issue #10: a message that cannot get its conversation's lease within the classifier's timeout."""
+    rules = build_rules(make_config(), make_config().channels["telegram"], lists_agents=True)
+    decision = busy(route, rules)
+    assert ((decision.agent, decision.reason), decision.store, decision.forget, decision.list_agents) == (
+        expected, None, False, False)

@@ -241,6 +241,28 @@ async def test_a_second_message_waits_for_the_first_decision_and_applies_after_i
         ("coder", "classified"), ("billing", "explicit"), ("billing", True, None, 0))
 
 
+async def test_messages_queued_behind_a_hung_classifier_wait_one_timeout_not_n() -> None:
+    """Issue #10: with a hung classifier the N-th message of one conversation waited N x timeout_s.
+    Now each waits at most `classifier.timeout_s` for the lease, then stays on the route read
+    (reason `busy`, nothing written), while the first decision still hangs."""
+    classifier = ScriptedClassifier("coder")
+    started, release = classifier.hold(BUG)
+    sc = Scenario(make_config(HEUR, classifier_timeout_s=0.2), classifier)
+    await sc.send("/agent billing")
+    first = asyncio.create_task(sc.send("/agent auto"))
+    await first
+    blocked = asyncio.create_task(sc.send(BUG))
+    await asyncio.wait_for(started.wait(), HANG_GUARD_S)
+    queued = await asyncio.wait_for(asyncio.gather(*(sc.send(f"{INVOICE} number {n}") for n in range(12))),
+                                    HANG_GUARD_S)
+    still_blocked = not blocked.done()
+    release.set()
+    one = await asyncio.wait_for(blocked, HANG_GUARD_S)
+    assert (still_blocked, {(d.agent, d.reason) for d in queued}, len(queued)) == (True, {("general", "busy")}, 12)
+    assert ((one.agent, one.reason), sc.calls, await sc.state()) == (
+        ("coder", "classified"), 1, ("coder", False, None, 0))
+
+
 @pytest.mark.parametrize(
     "other",
     [

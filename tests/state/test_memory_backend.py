@@ -65,3 +65,32 @@ async def test_an_answer_larger_than_the_bound_reaches_waiters_but_is_not_stored
     await log.claim([("telegram", "1")], T0)
     await log.complete([("telegram", "1")], big, T0)
     assert ((await log.claim([("telegram", "1")], T0 + 1))[0].state, await log.size(T0 + 1)) == (ClaimState.FIRST, 0)
+
+
+async def test_the_size_of_a_stored_answer_is_within_a_third_of_its_real_memory() -> None:
+    """Issue #10: the delivery log's byte bound must be the memory it really takes (the soak showed
+    the older estimate at about half of it)."""
+    import gc
+    import tracemalloc
+
+    def fresh(text: bytes) -> bytes:
+        return bytes(bytearray(text))
+
+    log = MemoryDeliveryLog()
+    count = 5000
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for n in range(count):
+            key = ("telegram", str(10_000_000 + n))
+            await log.claim([key], T0)
+            headers = [(fresh(b"content-type"), fresh(b"application/json; charset=utf-8")),
+                       (fresh(b"date"), fresh(b"Tue, 01 Dec 2026 06:00:00 GMT")), (fresh(b"server"), fresh(b"agent/1.0"))]
+            await log.complete([key], Reply(200, headers, fresh(b'{"ok": true, "agent": "support"}')), T0)
+        gc.collect()
+        real = (tracemalloc.get_traced_memory()[0] - before) / count
+    finally:
+        tracemalloc.stop()
+    estimated = await log.stored_bytes(T0) / count
+    assert 0.75 < estimated / real < 1.33, (estimated, real)

@@ -144,5 +144,9 @@ class RedisDeliveryLog:
             stored += bool(answer is not None and until and float(until) > now)
         return stored
 
+    async def stored_bytes(self, now: float) -> int | None:
+        """None: summing `MEMORY USAGE` per key is too costly for `/stats` (README capacity note)."""
+        return None
+
     async def aclose(self) -> None:
         await self._store.aclose()
