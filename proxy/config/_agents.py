@@ -16,13 +16,11 @@ from proxy.config.model import Agent
 from proxy.config.rulepack import (
     ALIAS,
     RESERVED_NAMES,
-    RulePack,
-    load_rule_pack,
     merge_words,
     read_aliases,
     read_keywords,
+    read_pack,
 )
-from proxy.errors import ConfigError
 
 AGENT_KEYS = ("url", "channels", "description", "aliases", "keywords", "weak_keywords", "rules", "max_connections")
 
@@ -61,7 +59,7 @@ def _read_agent(name: str, table: Table, config_dir: Path,
     """One agent; with problems recorded, the url may be "" (the config is rejected anyway)."""
     table.reject_unknown(AGENT_KEYS)
     url = table.url("url", required=True)
-    pack = _read_pack(table, config_dir)
+    pack = read_pack(table, table.string("rules"), config_dir)
     keywords = merge_words(read_keywords(table, "keywords"), pack.keywords)
     weak = merge_words(read_keywords(table, "weak_keywords"), pack.weak_keywords,
                        exclude=keywords)
@@ -86,20 +84,6 @@ def _read_agent(name: str, table: Table, config_dir: Path,
         weak_keywords=weak,
         max_connections=table.integer("max_connections", minimum=1),
     )
-
-
-def _read_pack(table: Table, config_dir: Path) -> RulePack:
-    """The agent's rule pack (an empty pack when none or invalid; problems recorded)."""
-    rules = table.string("rules")
-    if rules is None:
-        return RulePack(path="")
-    try:
-        return load_rule_pack(config_dir / rules)
-    except ConfigError as exc:
-        for problem in exc.problems:
-            where = "" if problem.key.startswith("(") else f"{problem.key}: "
-            table.error("rules", f"{rules}: {where}{problem.message}")
-        return RulePack(path=rules)
 
 
 def _check_aliases(table: Table, agents: dict[str, Agent]) -> None:

@@ -68,6 +68,21 @@ def load_rule_pack(path: str | Path) -> RulePack:
     return pack
 
 
+def read_pack(table: Table, rules: str | None, folder: Path) -> RulePack:
+    """The rule pack at `folder / rules` for a table's `rules` key: an empty pack when `rules` is
+    None or the pack is invalid (then every problem is recorded under the table's `rules` key as
+    `<rules>: <pack key>: <message>`)."""
+    if rules is None:
+        return RulePack(path="")
+    try:
+        return load_rule_pack(folder / rules)
+    except ConfigError as exc:
+        for problem in exc.problems:
+            where = "" if problem.key.startswith("(") else f"{problem.key}: "
+            table.error("rules", f"{rules}: {where}{problem.message}")
+        return RulePack(path=rules)
+
+
 def read_keywords(table: Table, key: str) -> tuple[str, ...]:
     """`table[key]` as keywords: non-empty strings with a letter or digit, stripped."""
     result = []

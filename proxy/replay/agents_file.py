@@ -31,11 +31,10 @@ from proxy.config.model import Agent
 from proxy.config.rulepack import (
     ALIAS,
     RESERVED_NAMES,
-    RulePack,
-    load_rule_pack,
     merge_words,
     read_aliases,
     read_keywords,
+    read_pack,
 )
 from proxy.errors import ConfigError
 
@@ -89,7 +88,7 @@ def _read_agent(table: Table, folder: Path, extra: ExtraPacks | None) -> Agent |
     table.reject_unknown(AGENT_KEYS)
     name = table.string("name", required=True)
     table.strings("services")
-    pack = _pack(table, table.string("rules"), folder)
+    pack = read_pack(table, table.string("rules"), folder)
     keywords = merge_words(read_keywords(table, "keywords"), pack.keywords)
     weak = merge_words(read_keywords(table, "weak_keywords"), pack.weak_keywords, exclude=keywords)
     aliases = merge_words(read_aliases(table, "aliases"), pack.aliases)
@@ -100,7 +99,7 @@ def _read_agent(table: Table, folder: Path, extra: ExtraPacks | None) -> Agent |
         table.error("name", f"{quote(name)}: expected lowercase letters, digits, - or _ (not auto or none)")
         return None
     if extra is not None and (Path(extra.folder) / f"{name}.toml").is_file():
-        learned = _pack(table, str(Path(extra.folder) / f"{name}.toml"), Path("."))
+        learned = read_pack(table, str(Path(extra.folder) / f"{name}.toml"), Path("."))
         if extra.only:
             keywords, weak = learned.keywords, merge_words(learned.weak_keywords, exclude=learned.keywords)
         else:
@@ -108,17 +107,3 @@ def _read_agent(table: Table, folder: Path, extra: ExtraPacks | None) -> Agent |
             weak = merge_words(weak, learned.weak_keywords, exclude=keywords)
     return Agent(name=name, url=UNUSED_URL, description=description, aliases=tuple(a for a in aliases if a != name),
                  keywords=keywords, weak_keywords=weak)
-
-
-def _pack(table: Table, rules: str | None, folder: Path) -> RulePack:
-    """The rule pack at `folder / rules` (an empty pack when none or invalid; problems recorded
-    under the table's `rules` key, as the config loader does)."""
-    if rules is None:
-        return RulePack(path="")
-    try:
-        return load_rule_pack(folder / rules)
-    except ConfigError as exc:
-        for problem in exc.problems:
-            where = "" if problem.key.startswith("(") else f"{problem.key}: "
-            table.error("rules", f"{rules}: {where}{problem.message}")
-        return RulePack(path=rules)
