@@ -8,7 +8,7 @@ CONFIG ?= config/proxy.toml
 CORPUS ?= eval/corpus
 RESULTS ?= results
 
-.PHONY: install run test lint bench bench-state bench-learn eval check clean
+.PHONY: install run test lint bench bench-state bench-learn learn-cv eval check clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -40,6 +40,10 @@ bench-state: install
 
 bench-learn: install
 	$(PY) bench/learn_bench.py
+
+# cross-validation of `learn`'s thresholds inside the learning halves only (quarter vs quarter)
+learn-cv: install
+	$(PY) bench/learn_cv.py
 
 eval: install
 	@mkdir -p $(RESULTS)/eval
