@@ -41,6 +41,9 @@ class LearnSettings:
     """Gate check: messages a keyword must win to be turned on or up."""
     switch_penalty: float = 1.0
     """Gate check: extra cost of a wrong decision that moves the route."""
+    overlap_min_gain: float | None = 5.0
+    """Gate check: messages a phrase (or a term inside it) must win to be on beside the other for
+    the same agent, so that one mention scores twice ("a taxi" and "taxi"); None: never."""
     passes: int = 2
     """Gate check: coordinate-ascent passes."""
     prior_messages: float = 100.0
