@@ -17,8 +17,9 @@ class LearnSettings:
 
     strong_share: float = 0.9
     """A learned term is proposed strong when at least this share of its messages are one agent's..."""
-    min_strong_messages: int = 2
-    """...that agent's messages containing it are at least this many..."""
+    min_strong_messages: int = 5
+    """...that agent's messages containing it are at least this many (the gate check never makes
+    a learned term with fewer strong either)..."""
     min_z: float = 2.0
     """...and its z-score reaches this (weak proposals too)."""
     weak_share: float = 0.5
