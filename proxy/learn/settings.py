@@ -36,8 +36,9 @@ class LearnSettings:
     """One of your strong keywords stays strong unless fewer than this share of its messages are
     its agent's (then weak from `drop_share`, dropped below)..."""
     drop_share: float = 0.3
-    min_contradicting_messages: int = 3
-    """...and only when it was seen in at least this many messages (no evidence: kept)."""
+    min_contradicting_messages: int = 1
+    """...and only when it was seen in at least this many messages (never seen: kept; one message
+    of another agent is already a contradiction)."""
     min_gain: float = 2.0
     """Gate check: messages a keyword must win to be turned on or up."""
     switch_penalty: float = 1.0

@@ -38,7 +38,9 @@ def test_terms_below_the_candidate_thresholds_are_not_candidates(share, messages
 
 
 @pytest.mark.parametrize("listed, hotel, taxi, start", [
-    ("strong", 1, 1, "strong"),    # seen in 2 messages only: no evidence against it, kept
+    ("strong", 1, 0, "strong"),    # seen once, in the agent's message
+    ("strong", 0, 1, "off"),       # seen once, in another agent's message: contradicted
+    ("strong", 1, 1, "weak"),      # 50% < keep_share 60%
     ("strong", 13, 7, "strong"),   # 65% >= keep_share 60%
     ("strong", 5, 5, "weak"),      # contradicted: 50%
     ("strong", 2, 8, "off"),       # 20% < drop_share 30%
