@@ -15,7 +15,7 @@ from dataclasses import dataclass
 class LearnSettings:
     """Thresholds for proposing keywords and for the gate check (see the module docstring)."""
 
-    strong_share: float = 0.9
+    strong_share: float = 0.95
     """A learned term is proposed strong when at least this share of its messages are one agent's..."""
     min_strong_messages: int = 5
     """...that agent's messages containing it are at least this many (the gate check never makes

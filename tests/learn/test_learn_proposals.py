@@ -16,7 +16,8 @@ EMPTY = TermCounts({"hotel": 100, "taxi": 100}, {})
 
 @pytest.mark.parametrize("share, messages, z, idiom, start, strong_ok", [
     (0.95, 6, 3.0, False, "strong", True),   # almost only one agent uses it
-    (0.90, 5, 2.0, False, "strong", True),   # at the thresholds
+    (0.95, 5, 2.0, False, "strong", True),   # at the thresholds
+    (0.94, 9, 3.0, False, "weak", True),     # 94% < 95%: weak to start, the gate check may raise it
     (0.95, 5, 1.5, False, "off", True),      # not sure enough (z) to start: off, the gate check may turn it on
     (0.95, 5, 3.0, True, "weak", False),     # an idiom contains it: never strong
     (0.95, 4, 3.0, False, "off", False),     # too little support to be strong, even by the gate check
