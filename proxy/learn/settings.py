@@ -2,8 +2,9 @@
 
 Shares are fractions in [0, 1] (of the messages that contain a term, the part that is one
 agent's); counts are messages; z is the log-odds z-score of `proxy.learn.scoring`. The defaults
-were chosen by cross-validation inside one half of the shipped dev corpora (learn on a quarter,
-measure on another quarter, both ways); the other half was used only for the final report.
+were chosen by cross-validation inside one half of the shipped dev corpora (`make learn-cv`:
+learn on a quarter, measure on the other quarter, both ways, three splits); the other half was
+measured once per change of method (every run in docs/eval/results.md).
 """
 
 from __future__ import annotations
