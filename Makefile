@@ -8,7 +8,7 @@ CONFIG ?= config/proxy.toml
 CORPUS ?= eval/corpus
 RESULTS ?= results
 
-.PHONY: install run test lint bench bench-state bench-learn eval check clean faults soak fuzz
+.PHONY: install run test lint bench bench-state bench-learn learn-cv eval check clean faults soak fuzz
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -49,6 +49,10 @@ soak: install
 
 fuzz: install
 	$(PY) bench/fuzz.py
+
+# cross-validation of `learn`'s thresholds inside the learning halves only (quarter vs quarter)
+learn-cv: install
+	$(PY) bench/learn_cv.py
 
 eval: install
 	@mkdir -p $(RESULTS)/eval

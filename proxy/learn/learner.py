@@ -69,7 +69,8 @@ def learn(conversations: Sequence[LabelledConversation], seeds: Mapping[str, See
     rules = GateRules.from_settings(routing)
     initial = starting_weights(proposals, related, rules.strong_weight, rules.weak_weight)
     messages = _scored_messages(conversations, observed, proposals, rules, default, names)
-    gate = GateCheck(candidates, messages, rules, default, initial, related, settings.switch_penalty)
+    gate = GateCheck(candidates, messages, rules, default, initial, related, settings.switch_penalty,
+                     settings.overlap_min_gain)
     gate.select(settings.min_gain, settings.passes)
     weights = gate.weights
     chosen: dict[str, dict[str, list[LearnedKeyword]]] = {a: {STRONG: [], WEAK: [], OFF: []} for a in agents}

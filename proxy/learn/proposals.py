@@ -6,7 +6,9 @@ Two origins:
   owner messages and z reach the candidate thresholds (`LearnSettings.candidate_*`). It starts
   strong when "almost only one agent uses it" (share >= `strong_share`, >= `min_strong_messages`,
   z >= `min_z`, and no idiom contains it), weak when frequent but shared (share >= `weak_share`,
-  >= `min_weak_messages`, z >= `min_z`), else off.
+  >= `min_weak_messages`, z >= `min_z`), else off. A learned term with fewer than
+  `min_strong_messages` messages of its agent is never strong, not even by the gate check
+  (`Candidate.strong_ok`): two or three examples do not make a term that decides alone.
 - **yours**: every keyword the agent already has (its own lists and its rule pack) is a candidate
   of that agent, whatever the data says. A strong one stays strong unless the data contradicts it
   (seen in >= `min_contradicting_messages` messages of which < `keep_share` are the agent's: weak
@@ -69,7 +71,7 @@ def propose(scores: Mapping[str, TermScore], counts: TermCounts, seeds: Mapping[
     for term, score in scores.items():
         if (term, score.owner) in out or not _is_candidate(score, settings):
             continue
-        strong_ok = term not in idiom_terms
+        strong_ok = term not in idiom_terms and score.owner_messages >= settings.min_strong_messages
         candidate = Candidate(term, score.owner, score.owner_messages, strong_ok)
         start = _learned_start(score, strong_ok, settings)
         out[(term, score.owner)] = Proposal(candidate, term, "learned", start, score)

@@ -10,9 +10,14 @@ agent by keywords), because such a mistake also misroutes the messages after it;
 Selection is coordinate ascent from the starting weights (`proposals.starting_weights`): in a
 fixed order (most messages first, then term, then agent), each candidate takes the weight that
 raises the total value most, when it raises it by at least `min_gain` messages (raising a
-weight) or by anything (lowering one); two passes. Two rules hold throughout: a phrase and a
-shorter term inside it are never both on for one agent (one mention would score twice; your own
-lists may overlap, as you wrote them), and a learned term that an idiom contains is never strong.
+weight) or by anything (lowering one); two passes. Two rules hold throughout: a learned term
+that an idiom contains is never strong, and a phrase and a shorter term inside it are both on
+for one agent only when the one turned on second raises the total by at least
+`overlap_min_gain` messages (None: never). One mention then scores twice ("a taxi" and "taxi":
+12 points), which is what a switch needs when the message also names the current agent ("a
+taxi from the hotel" while on hotel ties 12 to 12 and is confirmed instead of counted as
+agreement), and what a false switch needs too: hence the higher bar. Your own lists may overlap
+as you wrote them.
 `gate_effect` is each chosen keyword's value to the total: what removing it alone would lose.
 Deterministic; costs O(candidate occurrences) per pass.
 """
@@ -62,13 +67,14 @@ class GateCheck:
 
     def __init__(self, candidates: Sequence[Candidate], messages: Sequence[ScoredMessage], rules: GateRules,
                  default: str, initial: Sequence[int], related: Sequence[Sequence[int]],
-                 switch_penalty: float = 1.0) -> None:
+                 switch_penalty: float = 1.0, overlap_min_gain: float | None = None) -> None:
         self.candidates = candidates
         self.messages = messages
         self.rules = rules
         self.default = default
         self.related = related
         self.switch_penalty = switch_penalty
+        self.overlap_min_gain = overlap_min_gain
         occurrences: list[list[int]] = [[] for _ in candidates]
         for m, message in enumerate(messages):
             for c in message.candidates:
@@ -136,9 +142,12 @@ class GateCheck:
             changed = False
             for c in order:
                 best_weight, best_gain = self._state.weights[c], 0.0
+                raise_gain = min_gain
+                if any(self._state.weights[r] for r in self.related[c]):
+                    raise_gain = max(min_gain, self.overlap_min_gain or 0.0)
                 for weight in self._allowed(c):
                     gain = self.gain(c, weight)
-                    needed = min_gain if weight > self._state.weights[c] else 1e-9
+                    needed = raise_gain if weight > self._state.weights[c] else 1e-9
                     if gain >= needed and gain > best_gain:
                         best_weight, best_gain = weight, gain
                 if best_weight != self._state.weights[c]:
@@ -149,7 +158,7 @@ class GateCheck:
 
     def _allowed(self, c: int) -> tuple[int, ...]:
         weights = self._state.weights
-        if any(weights[r] for r in self.related[c]):
+        if self.overlap_min_gain is None and any(weights[r] for r in self.related[c]):
             return (0,)
         strong = (self.rules.strong_weight,) if self.candidates[c].strong_ok else ()
         return (0, self.rules.weak_weight, *strong)

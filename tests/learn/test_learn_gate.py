@@ -87,3 +87,19 @@ def test_predict_under_the_shipped_settings(scores, current, expected) -> None:
 def test_unscored_messages_are_the_ones_the_engine_never_scores(text, unscored) -> None:
     names = AgentNames((n, ()) for n in AGENTS)
     assert is_unscored(text, GateRules.from_settings(RECOMMENDED), names) is unscored
+
+
+def test_a_short_first_message_reaches_no_keyword_and_no_alias_so_no_pack_can_route_it() -> None:
+    """README "Learning keywords": CLINC150's messages under 15 characters stay on the default."""
+    import asyncio
+
+    from proxy.replay.corpus import Conversation, Turn
+    from proxy.replay.runner import play
+
+    meta = Agent("meta", "http://127.0.0.1:9/x", aliases=("scrap",), keywords=("scrap", "cancel"))
+    turns = ("scrap", "command cancel", "cancel that order now please")
+    conversations = [Conversation(str(i), (Turn(text, "meta"),)) for i, text in enumerate(turns)]
+    for judge in ("heuristic", "oracle"):
+        played, _tally = asyncio.run(play(conversations, [meta], RECOMMENDED, judge))
+        assert [(p.agents[0], p.reasons[0]) for p in played] == [
+            ("default", "short"), ("default", "short"), ("meta", "keywords")]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 from proxy.learn.labels import from_corpus
@@ -33,8 +34,9 @@ CORPUS = [
          ("yes the guesthouse with parking works", H, False)),
 ]
 SEEDS = {H: Seeds(("hotel",)), T: Seeds(("taxi", "visit", "Guesthouse"))}
-# this corpus is tiny: no z-score threshold, and a keyword needs to win one message
-SMALL = LearnSettings(min_z=0.0, candidate_z=0.0, min_gain=1.0)
+# this corpus is tiny: no z-score threshold, a keyword needs to win one message, and two
+# messages are support enough to be strong
+SMALL = LearnSettings(min_z=0.0, candidate_z=0.0, min_gain=1.0, min_strong_messages=2)
 
 
 def lists(pack: LearnedPack) -> tuple[list[tuple[str, int]], list[str], list[str]]:
@@ -47,13 +49,27 @@ def test_learns_exact_lists_from_a_hand_made_corpus() -> None:
     # "parking" and "wifi": only hotel messages use them; "guesthouse" is hotel's in 5 of 6
     # messages (one taxi message starts "a cab from the guesthouse"): shared, so weak. The gate
     # effect is the number of learning messages each keyword routes right (net).
-    assert lists(hotel) == ([("parking", 2), ("wifi", 1), ("hotel", 1)], ["guesthouse"], [])
-    # "cab": 3 of 3 taxi messages; your "visit" is seen once (no evidence against it: kept);
-    # your "Guesthouse" is taxi's in 1 of 6 messages: contradicted, left out.
-    assert lists(taxi) == ([("cab", 2), ("taxi", 1), ("visit", 0)], [], ["Guesthouse"])
+    assert lists(hotel) == ([("parking", 1), ("wifi", 1), ("hotel", 1)], ["guesthouse"], [])
+    # "cab": 3 of 3 taxi messages; your "visit" is seen once, in a hotel message, and your
+    # "Guesthouse" is taxi's in 1 of 6 messages: both contradicted, left out.
+    assert lists(taxi) == ([("cab", 2), ("taxi", 1)], [], ["Guesthouse", "visit"])
     assert (hotel.messages, taxi.messages) == (7, 5)  # general turns count as background, not credit
     guesthouse = hotel.weak_keywords[0].score
     assert (guesthouse.owner_messages, guesthouse.messages, guesthouse.others) == (5, 6, (("taxi", 1),))
+
+
+def test_a_learned_term_is_strong_only_with_min_strong_messages_of_support() -> None:
+    def learned(min_strong_messages: int) -> tuple[tuple[list[tuple[str, int]], list[str], list[str]], ...]:
+        settings = replace(SMALL, min_strong_messages=min_strong_messages)
+        return tuple(lists(p) for p in learn(from_corpus(CORPUS, {H, T}), SEEDS, RECOMMENDED, "default", settings))
+
+    # "parking" and "wifi" (2 hotel messages each) can no longer be strong; "guesthouse" (5)
+    # takes their place, and your "Guesthouse" of taxi comes back weak (no strong hotel word left
+    # in "a cab from the guesthouse")
+    assert learned(3) == (([("guesthouse", 3), ("hotel", 1)], [], []),
+                          ([("cab", 3), ("taxi", 1)], ["Guesthouse"], ["visit"]))
+    # "cab" rests on 3 messages: not strong at 4 (your own "taxi" is not a learned term)
+    assert learned(4)[1] == ([("taxi", 1)], [], ["Guesthouse", "visit"])
 
 
 def test_without_evidence_nothing_is_learned_and_a_harmful_keyword_of_yours_goes() -> None:

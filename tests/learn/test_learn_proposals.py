@@ -14,19 +14,22 @@ from proxy.learn.terms import sub_terms
 EMPTY = TermCounts({"hotel": 100, "taxi": 100}, {})
 
 
-@pytest.mark.parametrize("share, messages, z, idiom, start", [
-    (0.95, 5, 3.0, False, "strong"),   # almost only one agent uses it
-    (0.90, 2, 2.0, False, "strong"),   # at the thresholds
-    (0.95, 5, 1.5, False, "off"),      # not sure enough (z): a candidate, off
-    (0.95, 5, 3.0, True, "weak"),      # an idiom contains it: never strong
-    (0.60, 5, 3.0, False, "weak"),     # frequent but shared
-    (0.60, 4, 3.0, False, "off"),      # shared and rare
-    (0.40, 9, 3.0, False, "off"),
+@pytest.mark.parametrize("share, messages, z, idiom, start, strong_ok", [
+    (0.95, 6, 3.0, False, "strong", True),   # almost only one agent uses it
+    (0.95, 5, 2.0, False, "strong", True),   # at the thresholds
+    (0.94, 9, 3.0, False, "weak", True),     # 94% < 95%: weak to start, the gate check may raise it
+    (0.95, 5, 1.5, False, "off", True),      # not sure enough (z) to start: off, the gate check may turn it on
+    (0.95, 5, 3.0, True, "weak", False),     # an idiom contains it: never strong
+    (0.95, 4, 3.0, False, "off", False),     # too little support to be strong, even by the gate check
+    (1.00, 2, 3.0, False, "off", False),
+    (0.60, 5, 3.0, False, "weak", True),     # frequent but shared
+    (0.60, 4, 3.0, False, "off", False),     # shared and rare
+    (0.40, 9, 3.0, False, "off", True),
 ])
-def test_learned_terms_start_by_share_support_and_z(share, messages, z, idiom, start) -> None:
+def test_learned_terms_start_by_share_support_and_z(share, messages, z, idiom, start, strong_ok) -> None:
     score = TermScore("term", "hotel", messages, round(messages / share), share, z, ())
     (proposal,) = propose({"term": score}, EMPTY, {}, frozenset({"term"}) if idiom else frozenset(), LearnSettings())
-    assert (proposal.origin, proposal.start, proposal.candidate.strong_ok) == ("learned", start, not idiom)
+    assert (proposal.origin, proposal.start, proposal.candidate.strong_ok) == ("learned", start, strong_ok)
 
 
 @pytest.mark.parametrize("share, messages, z", [(0.2, 9, 3.0), (0.95, 1, 3.0), (0.95, 5, 0.5)])
@@ -36,7 +39,9 @@ def test_terms_below_the_candidate_thresholds_are_not_candidates(share, messages
 
 
 @pytest.mark.parametrize("listed, hotel, taxi, start", [
-    ("strong", 1, 1, "strong"),    # seen in 2 messages only: no evidence against it, kept
+    ("strong", 1, 0, "strong"),    # seen once, in the agent's message
+    ("strong", 0, 1, "off"),       # seen once, in another agent's message: contradicted
+    ("strong", 1, 1, "weak"),      # 50% < keep_share 60%
     ("strong", 13, 7, "strong"),   # 65% >= keep_share 60%
     ("strong", 5, 5, "weak"),      # contradicted: 50%
     ("strong", 2, 8, "off"),       # 20% < drop_share 30%

@@ -54,3 +54,29 @@ def test_select_turns_off_a_starting_keyword_that_loses_and_respects_min_gain() 
     gate = check(initial=(0, 6, 0), penalty=2.0)
     gate.select(min_gain=3.0)
     assert gate.weights == [6, 0, 0]  # with a heavier penalty "station" loses: turned off
+
+
+# "I need a taxi from the hotel" while on hotel: "taxi" alone ties nothing (6 against 6 + bonus 6),
+# "a taxi" beside it scores taxi 12, a tie that is confirmed; one taxi message on hotel's route
+# that is still hotel's ("is a taxi rank near the hotel?") then switches falsely; five first
+# messages need "hotel".
+OVERLAP = [Candidate("hotel", "hotel", 9), Candidate("taxi", "taxi", 9), Candidate("a taxi", "taxi", 4)]
+HOTEL, TAXI, A_TAXI = 0, 1, 2
+SWITCHES = [ScoredMessage("hotel", "taxi", (HOTEL, TAXI, A_TAXI))] * 4
+RANK = [ScoredMessage("hotel", "hotel", (HOTEL, TAXI, A_TAXI))] + [ScoredMessage(None, "hotel", (HOTEL,))] * 5
+
+
+def overlap_check(messages, overlap_min_gain) -> GateCheck:
+    related = related_candidates(OVERLAP, {c.term: sub_terms(c.term) for c in OVERLAP})
+    return GateCheck(OVERLAP, messages, RULES, "default", [6, 6, 0], related, 1.0, overlap_min_gain)
+
+
+def test_a_phrase_and_the_word_inside_it_overlap_only_when_the_phrase_wins_enough() -> None:
+    assert overlap_check(SWITCHES + RANK, None).gain(A_TAXI, 6) == 2.0  # four switches won, one false switch (-2)
+    for overlap_min_gain, weights in ((None, [6, 6, 0]), (2.0, [6, 6, 6]), (3.0, [6, 6, 0])):
+        gate = overlap_check(SWITCHES + RANK, overlap_min_gain)
+        gate.select(min_gain=2.0)
+        assert gate.weights == weights
+    gate = overlap_check(SWITCHES + RANK[1:], 3.0)  # without the false switch it wins 4
+    gate.select(min_gain=2.0)
+    assert (gate.weights, gate.total, gate.gate_effect(A_TAXI)) == ([6, 6, 6], 9.0, 4.0)
