@@ -24,7 +24,7 @@ from proxy.config.rulepack import (
 )
 from proxy.errors import ConfigError
 
-AGENT_KEYS = ("url", "channels", "description", "aliases", "keywords", "weak_keywords", "rules")
+AGENT_KEYS = ("url", "channels", "description", "aliases", "keywords", "weak_keywords", "rules", "hidden")
 
 
 def check_name(table: Table, name: str, what: str) -> bool:
@@ -84,6 +84,7 @@ def _read_agent(name: str, table: Table, config_dir: Path,
         aliases=aliases,
         keywords=keywords,
         weak_keywords=weak,
+        hidden=bool(table.boolean("hidden", False)),
     )
 
 
