@@ -5,9 +5,10 @@
     ├── UnparsedUpdate           a webhook body we cannot read as a known platform shape
     ├── LeaseTimeout             (proxy.state) a conversation stayed held past the caller's wait
     ├── StateUnavailable         (proxy.state) the shared state backend (Redis) failed or was too slow
-    ├── UpstreamError            the forwarding leg failed
+    ├── UpstreamError            the forwarding leg failed (`kind` names it in the metrics)
     │   ├── UpstreamConnectError     the agent refused or could not be reached (-> 502)
-    │   └── UpstreamTimeout          the agent did not answer in time (-> 504)
+    │   ├── UpstreamTimeout          the agent did not answer in time (-> 504)
+    │   └── UpstreamTooLarge         the agent's reply is over the buffer cap (-> 502)
     └── ClassifierError          the intent classifier failed
         ├── ClassifierTimeout        no answer within timeout_s
         ├── ClassifierRateLimited    the provider said 429
@@ -54,21 +55,32 @@ class UnparsedUpdate(StickyrouteError):
 
 
 class UpstreamError(StickyrouteError):
-    """The forwarding leg to an agent failed."""
+    """The forwarding leg to an agent failed; `kind` is its label in
+    `stickyroute_upstream_failures_total` (refused, timeout, pool_exhausted, too_large, error)."""
 
     status_code = 502
+    kind = "error"
 
 
 class UpstreamConnectError(UpstreamError):
     """The agent refused the connection or could not be reached (answered as 502)."""
 
     status_code = 502
+    kind = "refused"
 
 
 class UpstreamTimeout(UpstreamError):
     """The agent did not answer within `upstream.timeout_s` (answered as 504)."""
 
     status_code = 504
+    kind = "timeout"
+
+
+class UpstreamTooLarge(UpstreamError):
+    """The agent's reply is larger than the leg buffers (answered as 502)."""
+
+    status_code = 502
+    kind = "too_large"
 
 
 class ClassifierError(StickyrouteError):

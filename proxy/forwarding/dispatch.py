@@ -5,25 +5,35 @@
                agent ─▶ Leg.forward ─▶ DeliveryLog.complete | fail ─▶ Reply
 
 Knows no platform: every platform question goes to the channel's adapter (`proxy.channels`).
-One path for one or many envelopes. Reads the clock once per request. Nothing the proxy parses
-can produce a 5xx: a body that is not a known shape goes to the channel default unchanged (reason
-`unparsed`); only an agent that is down (502) or too slow (504) does, so the platform retries
-and nothing is lost. The platform gets a 2xx only when every item reached an agent with a 2xx.
+One path for one or many envelopes. Reads the wall clock once per request (and a monotonic timer
+around each forward). Nothing the proxy parses can produce a 5xx: a body that is not a known shape
+goes to the channel default unchanged (reason `unparsed`); only an agent that is down (502) or too
+slow (504) does, so the platform retries and nothing is lost. The platform gets a 2xx only when
+every item reached an agent with a 2xx.
+
+Every request is accounted for in one place (`proxy.observe.Accounting.request`, in `handle`'s
+`finally`): each routed item with the status its part got, or the request as a whole (handshake,
+401, non-POST, unparsed, redelivery); a request cut short (cancelled at the shutdown deadline)
+is accounted as the 503 the server answers for it. Each forward is timed and its failure kind
+counted (`Accounting.upstream`, in `_forward`).
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 from collections.abc import Callable, Sequence
 
+from prometheus_client import CollectorRegistry
+
+from proxy import clock as clocks
 from proxy.channels import ADAPTERS, BodyPart, ChannelAdapter, Request, SplitError
-from proxy.config.model import Channel, Config
+from proxy.config.model import Agent, Channel, Config
 from proxy.errors import UnparsedUpdate, UpstreamError
 from proxy.forwarding.inbound import Inbound
 from proxy.forwarding.leg import Forwarding
 from proxy.forwarding.replies import as_redelivery, text_reply
+from proxy.observe import Accounting, Entry
 from proxy.reply import Reply
 from proxy.routing.engine import Decision
 from proxy.routing.envelope import Envelope
@@ -31,7 +41,8 @@ from proxy.routing.router import Router
 from proxy.state.base import Claim, ClaimState, DecisionMemo, DeliveryKey, DeliveryLog
 
 log = logging.getLogger("stickyroute.dispatch")
-decision_log = logging.getLogger("stickyroute.decision")
+CUT_STATUS = 503
+"""What a request cut short (cancelled) is accounted as: the server answers it 503."""
 
 RecordHook = Callable[[Inbound, float, Sequence[Decision | None]], None]
 """`serve --record`: called once per authenticated request when it is answered, with the decision
@@ -39,58 +50,100 @@ of each envelope of the body in body order (a redelivered item: its first decisi
 _Item = tuple[Envelope, Decision, DeliveryKey]
 
 
+class _Pending:
+    """What one request has decided so far, for its accounting and the recorder."""
+
+    __slots__ = ("decisions", "items", "outcomes", "verdict")
+
+    def __init__(self) -> None:
+        self.verdict: Decision | None = None
+        """The decision of the request as a whole (handshake, 401, non-POST, unparsed, redelivery)."""
+        self.items: list[_Item] = []
+        """Each routed item, as soon as it is decided."""
+        self.outcomes: dict[DeliveryKey, Reply] = {}
+        """The reply each routed item's part got."""
+        self.decisions: list[Decision | None] | None = None
+        """Each envelope's decision in body order, for the recorder (None: not authenticated)."""
+
+    def entries(self, status: int) -> list[Entry]:
+        if self.verdict is not None:
+            return [(None, self.verdict, status)]
+        outcomes = self.outcomes
+        return [(envelope, decision, outcomes[key].status if key in outcomes else status)
+                for envelope, decision, key in self.items]
+
+
 class Dispatcher:
     """Handles inbound requests of every channel; one per running config.
 
-    `clock()` returns seconds (wall time: routes and deliveries). `settle_s` bounds how long a
-    retry waits for an earlier attempt still in flight (default: the upstream deadline plus the
-    classifier timeout, plus one second).
+    `clock()` returns seconds (wall time: routes and deliveries); `timer()` seconds on a
+    monotonic clock (upstream latency). `settle_s` bounds how long a retry waits for an earlier
+    attempt still in flight (default: the upstream deadline plus the classifier timeout, plus
+    one second). `accounting` gets every request and forward (default: its own, unexported).
     """
 
     def __init__(self, config: Config, router: Router, deliveries: DeliveryLog, leg: Forwarding,
-                 clock: Callable[[], float], recorder: RecordHook | None = None, settle_s: float | None = None) -> None:
+                 clock: Callable[[], float], recorder: RecordHook | None = None, settle_s: float | None = None,
+                 accounting: Accounting | None = None, timer: Callable[[], float] = clocks.monotonic) -> None:
         self.config = config
         self.router = router
         self.deliveries = deliveries
         self.leg = leg
         self.clock = clock
+        self.timer = timer
         self.recorder = recorder
+        self.accounting = accounting if accounting is not None else Accounting(CollectorRegistry(), clock)
         upstream = config.upstream
         self.settle_s = settle_s if settle_s is not None else (
             upstream.connect_timeout_s + upstream.timeout_s + config.classifier.timeout_s + 1.0)
+        self._listed: dict[str, tuple[Agent, ...]] = {
+            name: tuple(config.agents[a] for a in router.rules(name).agents) for name in config.channels}
+        """The agents `/agent` alone lists on each channel (reachable, not hidden)."""
 
     async def handle(self, channel: Channel, inbound: Inbound) -> Reply:
         """Answer one request on `channel`'s path (never raises for bad input)."""
+        now = self.clock()
+        pending = _Pending()
+        reply: Reply | None = None
+        try:
+            reply = await self._answer(channel, inbound, now, pending)
+            return reply
+        finally:
+            status = reply.status if reply is not None else CUT_STATUS
+            self.accounting.request(channel, now, pending.entries(status), status, inbound.method)
+            if self.recorder is not None and pending.decisions is not None:
+                self.recorder(inbound, now, pending.decisions)
+
+    async def _answer(self, channel: Channel, inbound: Inbound, now: float, pending: _Pending) -> Reply:
         adapter = ADAPTERS[channel.type]
         answer = adapter.handshake(channel, inbound.method, inbound.query)
         if answer is not None:
+            pending.verdict = Decision("", "handshake")
             return answer
         if not adapter.authenticate(channel, Request(inbound.method, inbound.query, inbound.headers, inbound.body)):
             log.warning("rejected request on %s: authentication failed", channel.name)
+            pending.verdict = Decision("", "unauthorized")
             return text_reply(401, "unauthorized")
-        now = self.clock()
-        decisions: list[Decision | None] = []
-        try:
-            return await self._route(adapter, channel, inbound, now, decisions)
-        finally:
-            if self.recorder is not None:
-                self.recorder(inbound, now, decisions)
+        pending.decisions = []
+        return await self._route(adapter, channel, inbound, now, pending)
 
     async def _route(self, adapter: ChannelAdapter, channel: Channel, inbound: Inbound, now: float,
-                     decisions: list[Decision | None]) -> Reply:
+                     pending: _Pending) -> Reply:
         """Forward an authenticated request: non-POST and unparsed bodies to the default, else
-        deliver its envelopes; `decisions` gets each envelope's decision (for the recorder)."""
+        deliver its envelopes."""
         if inbound.method != "POST":
-            return await self._forward(channel, inbound, Decision(channel.default_agent, "default"))
+            pending.verdict = Decision(channel.default_agent, "default")
+            return await self._forward(channel, inbound, pending.verdict)
         try:
             envelopes = adapter.parse(inbound.body, inbound.headers, channel.name)
         except UnparsedUpdate as exc:
             log.warning("unparsed update on %s forwarded to %s: %s", channel.name, channel.default_agent, exc)
-            return await self._forward(channel, inbound, Decision(channel.default_agent, "unparsed"))
-        return await self._deliver(adapter, channel, inbound, envelopes, now, decisions)
+            pending.verdict = Decision(channel.default_agent, "unparsed")
+            return await self._forward(channel, inbound, pending.verdict)
+        return await self._deliver(adapter, channel, inbound, envelopes, now, pending)
 
     async def _deliver(self, adapter: ChannelAdapter, channel: Channel, inbound: Inbound,
-                       envelopes: Sequence[Envelope], now: float, decisions: list[Decision | None]) -> Reply:
+                       envelopes: Sequence[Envelope], now: float, pending: _Pending) -> Reply:
         """Claim the envelopes' deliveries, forward the ones this request holds, answer."""
         keys = [(channel.name, i) for i in adapter.delivery_ids(envelopes, inbound.body)]
         distinct = list(dict.fromkeys(keys))
@@ -101,16 +154,19 @@ class Dispatcher:
             claims.update(zip(waiting, settled, strict=True))
         owned = [k for k, c in claims.items() if c.state is ClaimState.FIRST]
         earlier = [_answer_of(c) for c in claims.values() if c.state is not ClaimState.FIRST]
+        decisions = pending.decisions if pending.decisions is not None else []
         if not owned:
-            decisions.extend(Decision(c.memo.agent, c.memo.reason) if c.memo is not None else None
-                             for c in (claims[k] for k in keys))
-            return self._redelivered(channel, earlier)
+            firsts = [claims[k].memo for k in keys]
+            decisions.extend(Decision(m.agent, m.reason) if m is not None else None for m in firsts)
+            agents = {m.agent for m in firsts if m is not None}
+            pending.verdict = Decision(agents.pop() if len(agents) == 1 else "", "redelivery")
+            return self._redelivered(earlier)
         if earlier:
             log.info("batch on %s: %d of %d item(s) answered earlier, forwarding the rest",
                      channel.name, len(earlier), len(claims))
         mine = set(owned)
-        items: list[_Item] = []
-        outcomes: dict[DeliveryKey, Reply] = {}
+        items = pending.items
+        outcomes = pending.outcomes
         try:
             for envelope, key in zip(envelopes, keys, strict=True):
                 if key in mine:
@@ -145,7 +201,7 @@ class Dispatcher:
         one part per agent; record each item's part reply in `outcomes`."""
         if len(items) == 1 and items[0][1].list_agents:
             envelope, decision, key = items[0]
-            listing = adapter.agent_list(envelope, tuple(self.config.agents.values()), decision.agent)
+            listing = adapter.agent_list(envelope, self._listed[channel.name], decision.agent)
             if listing is not None:
                 outcomes[key] = listing
                 return listing
@@ -176,12 +232,16 @@ class Dispatcher:
     async def _forward(self, channel: Channel, inbound: Inbound, decision: Decision,
                        part: BodyPart | None = None) -> Reply:
         agent = self.config.agents[decision.agent]
+        started = self.timer()
         try:
-            return await self.leg.forward(inbound, agent, channel.name, decision.reason, part)
+            reply = await self.leg.forward(inbound, agent, channel.name, decision.reason, part)
         except UpstreamError as exc:
+            self.accounting.upstream(agent.name, self.timer() - started, exc.kind)
             log.warning("upstream %s failed for %s: %s", decision.agent, channel.name, exc)
             what = "timed out" if exc.status_code == 504 else "failed"
             return text_reply(exc.status_code, f"upstream {decision.agent} {what}", decision.reason)
+        self.accounting.upstream(agent.name, self.timer() - started, None)
+        return reply
 
     async def _end(self, owned: list[DeliveryKey], outcomes: dict[DeliveryKey, Reply],
                    memos: dict[DeliveryKey, DecisionMemo], now: float) -> None:
@@ -198,15 +258,13 @@ class Dispatcher:
         if unanswered:
             await self.deliveries.fail(unanswered, None, now, memos)
 
-    def _redelivered(self, channel: Channel, answers: list[Reply]) -> Reply:
+    @staticmethod
+    def _redelivered(answers: list[Reply]) -> Reply:
         """Every item was answered by an earlier attempt: its answer again, not forwarded."""
-        self.router.count(channel.name, "redelivery")
         distinct = list({(r.status, tuple(r.headers), r.body): r for r in answers}.values())
         reply = distinct[0] if len(distinct) == 1 else None
         if reply is None and not all(r.ok for r in distinct):
             reply = _summary(distinct)
-        decision_log.info("%s", json.dumps({"channel": channel.name, "reason": "redelivery",
-                                            "status": reply.status if reply else 200}))
         return as_redelivery(reply)
 
 

@@ -20,7 +20,8 @@ Errors, translated in one place (`translate`; statuses in proxy/errors.py):
 
     cannot connect (refused, DNS, connect timeout)      -> UpstreamConnectError (502)
     no reply in time (read, pool wait, total deadline)  -> UpstreamTimeout      (504)
-    any other client error, invalid URL, reply too big  -> UpstreamError        (502)
+    a reply over `max_reply_bytes`                      -> UpstreamTooLarge     (502)
+    any other client error, invalid URL                 -> UpstreamError        (502)
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ import yarl
 
 from proxy.channels.base import BodyPart
 from proxy.config.model import MIB, Agent, ServerSettings, UpstreamSettings
-from proxy.errors import UpstreamConnectError, UpstreamError, UpstreamTimeout
+from proxy.errors import UpstreamConnectError, UpstreamError, UpstreamTimeout, UpstreamTooLarge
 from proxy.forwarding.body import BodyTooLarge, read_capped
 from proxy.forwarding.headers import TrustedProxies, relay_response_headers, upstream_request_headers
 from proxy.forwarding.inbound import Inbound
@@ -171,7 +172,7 @@ class Leg:
                 data = await read_capped(response.content.iter_any(), self.max_reply_bytes)
                 return Reply(response.status, relay_response_headers(list(response.raw_headers)), data)
         except BodyTooLarge as exc:
-            raise UpstreamError(f"reply too large: over {exc.limit} bytes") from exc
+            raise UpstreamTooLarge(f"reply too large: over {exc.limit} bytes") from exc
         except (aiohttp.ClientError, TimeoutError) as exc:
             raise translate(exc) from exc
 

@@ -13,7 +13,7 @@ import aiohttp
 import pytest
 
 from proxy.config.model import UpstreamSettings
-from proxy.errors import UpstreamConnectError, UpstreamError, UpstreamTimeout
+from proxy.errors import UpstreamConnectError, UpstreamError, UpstreamTimeout, UpstreamTooLarge
 from proxy.forwarding.leg import Leg, translate
 from proxy.reply import Reply
 from tests.forwarding.leg_helpers import HANG_GUARD_S, SERVER, TELEGRAM_UPDATE, _closed_port, agent, forward, inbound
@@ -113,7 +113,8 @@ async def test_reply_over_the_cap_is_an_upstream_error_and_frees_the_connection(
         after = await forward(leg, upstream)  # a leaked connection would block the pool of one
     finally:
         await leg.aclose()
-    assert (type(caught.value), caught.value.status_code, after.body) == (UpstreamError, 502, b"y" * 1024)
+    assert (type(caught.value), caught.value.status_code, caught.value.kind, after.body) == (
+        UpstreamTooLarge, 502, "too_large", b"y" * 1024)
 
 
 # --- pools -------------------------------------------------------------------------------------------
