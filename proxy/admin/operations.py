@@ -76,11 +76,11 @@ async def demo_agents(ops: AdminOps, _request: Request) -> Response:
 
 
 async def pause(ops: AdminOps, request: Request) -> Response:
-    return JSONResponse(ops.pause(request.path_params["name"], True))
+    return JSONResponse(await ops.pause(request.path_params["name"], True))
 
 
 async def resume(ops: AdminOps, request: Request) -> Response:
-    return JSONResponse(ops.pause(request.path_params["name"], False))
+    return JSONResponse(await ops.pause(request.path_params["name"], False))
 
 
 async def sign_in(ops: AdminOps, request: Request) -> Response:
@@ -130,7 +130,8 @@ ENDPOINTS = (
                         422: "refused: the errors, as stickyroute check prints them"}, tag="operations"),
     Endpoint("GET", "/v1/demo/agents", demo_agents, "The demo agents of serve --demo-agents",
              responses={200: "the demo agents", 404: "no demo agents in this process"}, tag="demo"),
-    Endpoint("POST", "/v1/demo/agents/{name}/pause", pause, "Pause a demo agent: it answers 503 until resumed",
+    Endpoint("POST", "/v1/demo/agents/{name}/pause", pause,
+             "Pause a demo agent: its port refuses connections (the proxy answers 502) until resumed",
              params=_NAME, responses=_DEMO, tag="demo"),
     Endpoint("POST", "/v1/demo/agents/{name}/resume", resume, "Resume a paused demo agent", params=_NAME,
              responses=_DEMO, tag="demo"),

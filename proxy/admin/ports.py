@@ -89,6 +89,6 @@ class AdminOps(Protocol):
         """The in-process demo agents and whether each is paused (404 without demo agents)."""
         ...
 
-    def pause(self, name: str, paused: bool) -> Json:
-        """Pause (answer 503) or resume a demo agent."""
+    async def pause(self, name: str, paused: bool) -> Json:
+        """Pause (stop its listener: the proxy answers 502) or resume a demo agent."""
         ...

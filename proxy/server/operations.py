@@ -183,15 +183,15 @@ class Operations:
             raise ApiError(404, "not found", "no demo agents in this process (start it with serve --demo-agents)")
         return demo.as_list()
 
-    def pause(self, name: str, paused: bool) -> Json:
+    async def pause(self, name: str, paused: bool) -> Json:
         demo = self.service.demo
         if demo is None or name not in demo.names:
             raise ApiError(404, "not found", f"no demo agent {name!r} in this process (serve --demo-agents)")
         if paused:
-            demo.pause(name)
+            await demo.pause(name)
         else:
-            demo.resume(name)
-        return {"name": name, "paused": paused}
+            await demo.resume(name)
+        return next(agent for agent in demo.as_list() if agent["name"] == name)
 
 
 def _outcome_json(outcome: Decision | NeedsClassification | NeedsPermit) -> Json:

@@ -15,32 +15,24 @@ several servers in one loop they would replace each other).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import math
 import signal
-from collections.abc import Callable, Generator
+from collections.abc import Callable
 
 import uvicorn
 
 from proxy.config.model import Config
 from proxy.forwarding.dispatch import RecordHook
-from proxy.server.demo import DemoAgents, demo_servers
+from proxy.server.demo import DemoAgents
+from proxy.server.listener import Listener
 from proxy.server.service import Service
 
-__all__ = ["BACKSTOP_S", "Server", "drain", "serve"]
+__all__ = ["BACKSTOP_S", "drain", "serve"]
 
 log = logging.getLogger("stickyroute")
 BACKSTOP_S = 10.0
 """After the drain deadline and the 503s, how long uvicorn still waits for connections to close."""
-
-
-class Server(uvicorn.Server):
-    """A uvicorn server whose signals are handled by `serve` (one handler for the process)."""
-
-    @contextlib.contextmanager
-    def capture_signals(self) -> Generator[None, None, None]:
-        yield
 
 
 async def serve(config: Config, host: str | None = None, port: int | None = None,
@@ -49,22 +41,19 @@ async def serve(config: Config, host: str | None = None, port: int | None = None
     """Run the webhook listener and the admin listener (and, with `demo`, the demo agents of
     `proxy.server.demo`) until SIGTERM or SIGINT; SIGHUP reloads (see the module docstring).
     `adjust` applies the command-line overrides to every reloaded config."""
-    agents = DemoAgents([]) if demo else None
+    agents = DemoAgents.for_config(config) if demo else None
     service = Service(config, recorder=recorder, adjust=adjust, demo=agents)
     server = config.server
-    public = Server(uvicorn.Config(
+    public = Listener(uvicorn.Config(
         service.public_app(), host=host or server.host, port=port or server.port,
         ssl_certfile=server.ssl_certfile, ssl_keyfile=server.ssl_keyfile,
         log_level="info", access_log=False, proxy_headers=False, lifespan="on",
         server_header=False, date_header=False,
     ))
-    admin = Server(uvicorn.Config(service.admin_app(), host=config.admin.host, port=config.admin.port,
-                                  log_level="warning", access_log=False, lifespan="off"))
-    others = [admin]
+    admin = Listener(uvicorn.Config(service.admin_app(), host=config.admin.host, port=config.admin.port,
+                                    log_level="warning", access_log=False, lifespan="off"))
     if agents is not None:
-        extra = demo_servers(config, agents)
-        log.info("demo agents: %s", ", ".join(f"{s.config.host}:{s.config.port}" for s in extra))
-        others += [Server(s.config) for s in extra]
+        log.info("demo agents: %s", ", ".join(agents.addresses()))
     log.info("stickyroute: webhooks on %s:%s, admin on %s:%s", public.config.host, public.config.port,
              admin.config.host, admin.config.port)
     loop = asyncio.get_running_loop()
@@ -80,7 +69,9 @@ async def serve(config: Config, host: str | None = None, port: int | None = None
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
     public_task = loop.create_task(public.serve())
-    other_tasks = [loop.create_task(s.serve()) for s in others]
+    admin_task = loop.create_task(admin.serve())
+    if agents is not None:
+        agents.start()
     try:
         waiter = loop.create_task(stop.wait())
         await asyncio.wait([public_task, waiter], return_when=asyncio.FIRST_COMPLETED)
@@ -91,9 +82,10 @@ async def serve(config: Config, host: str | None = None, port: int | None = None
     finally:
         for sig in (signal.SIGHUP, signal.SIGTERM, signal.SIGINT):
             loop.remove_signal_handler(sig)
-        for other in others:
-            other.should_exit = True
-        await asyncio.gather(public_task, *other_tasks, return_exceptions=True)
+        admin.should_exit = True
+        if agents is not None:
+            await agents.stop()
+        await asyncio.gather(public_task, admin_task, return_exceptions=True)
 
 
 async def drain(service: Service, public: uvicorn.Server, task: asyncio.Task[None], again: asyncio.Event) -> None:

@@ -29,7 +29,6 @@ import math
 import os
 import signal
 import socket
-from collections.abc import Generator
 from dataclasses import replace
 from types import FrameType
 
@@ -39,6 +38,7 @@ from uvicorn.supervisors.multiprocess import Multiprocess
 from proxy.config import check_config, load_config
 from proxy.config.model import Config
 from proxy.forwarding.dispatch import RecordHook
+from proxy.server.listener import Listener
 from proxy.server.run import BACKSTOP_S
 from proxy.server.service import Service
 from proxy.server.shell import PublicApp
@@ -138,22 +138,14 @@ def _drain_on_sigterm(service: Service) -> None:
     signal.signal(signal.SIGTERM, on_term)
 
 
-class _AdminServer(uvicorn.Server):
-    """The admin listener inside a worker: stopped by the worker's lifespan, so it leaves the
-    worker's signal handling to the worker's own server."""
-
-    @contextlib.contextmanager
-    def capture_signals(self) -> Generator[None, None, None]:
-        yield
-
-
 class _AdminSeat:
     """Serve the admin listener when this worker binds its port first; else try again every
     `ADMIN_RETRY_S` (the worker holding it may stop: a restart, a crash)."""
 
     def __init__(self, service: Service) -> None:
         self.service = service
-        self.server: _AdminServer | None = None
+        self.server: Listener | None = None
+        """The admin listener (signals are the worker's own server's business)."""
         self.task: asyncio.Task[None] | None = None
 
     def start(self) -> None:
@@ -176,7 +168,7 @@ class _AdminSeat:
                 await asyncio.sleep(ADMIN_RETRY_S)
                 continue
             break
-        self.server = _AdminServer(uvicorn.Config(self.service.admin_app(), log_level="warning", access_log=False,
+        self.server = Listener(uvicorn.Config(self.service.admin_app(), log_level="warning", access_log=False,
                                                   lifespan="off"))
         log.info("worker %d serves the admin listener on %s:%s", os.getpid(), admin.host, admin.port)
         await self.server.serve(sockets=[sock])
