@@ -52,7 +52,7 @@ def test_layer2_agents_are_the_reachable_ones_that_are_not_hidden() -> None:
     open_rules = build_rules(everyone, everyone.channels["telegram"], lists_agents=True)
     assert (rules.agents, rules.reachable, rules.choosable, open_rules.agents, open_rules.reachable) == (
         ("general", "coder", "billing"), frozenset(ON_CHANNEL), frozenset({"general", "coder", "billing"}),
-        ("general", "coder", "billing", "support"), None)
+        ("general", "coder", "billing", "support"), frozenset(ROSTER))
     assert (rules.scorer.scores("audit the ledger, reset my password"), rules.scorer.scores("refund my invoice")) == (
         {}, {"billing": 12})
 

@@ -185,9 +185,10 @@ class Dispatcher:
         return _summary(list({id(r): r for r in outcomes.values()}.values()) + earlier)
 
     async def _decide(self, channel: Channel, envelope: Envelope, claim: Claim, now: float) -> Decision:
-        """The router's decision, or the first attempt's (a retry goes where the first went);
-        a bug while deciding sends the item to the default (never a 5xx)."""
-        if claim.memo is not None:
+        """The router's decision, or the first attempt's (a retry goes where the first went, unless
+        a reload removed that agent); a bug while deciding sends the item to the default (never
+        a 5xx)."""
+        if claim.memo is not None and claim.memo.agent in self.config.agents:
             return Decision(claim.memo.agent, claim.memo.reason)
         try:
             return await self.router.decide(channel.name, envelope, now)

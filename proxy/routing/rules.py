@@ -43,8 +43,9 @@ class ChannelRules:
     lists_agents: bool = False
     """`/agent` alone is answered by the proxy (with the agent list) instead of forwarded."""
     reachable: frozenset[str] | None = None
-    """The channel's `agents` list (hidden ones included); None: every agent. A route to an
-    agent outside it (removed from the channel by a reload) is treated as no route."""
+    """The agents of the channel's `agents` list, or of the whole config without one (hidden ones
+    included); None: no check. A route to an agent outside it (removed from the channel or the
+    config by a reload) is treated as no route."""
     choosable: frozenset[str] | None = None
     """`agents` as a set: what an explicit switch may name (others: `explicit_denied`); None:
     every agent."""
@@ -86,7 +87,7 @@ def build_rules(config: Config, channel: Channel, *, lists_agents: bool) -> Chan
         bot_username=channel.bot_username,
         acknowledgements=frozenset(a.casefold() for a in settings.acknowledgements),
         lists_agents=lists_agents,
-        reachable=frozenset(channel.agents) if channel.agents is not None else None,
+        reachable=frozenset(channel.agents if channel.agents is not None else config.agents),
         choosable=frozenset(agents),
     )
 

@@ -10,9 +10,9 @@
    state backend gets the new channels' limits, and `service.runtime` is replaced in one
    assignment: requests that started on the old one finish on it; the next one runs on the new.
 3. Routes are kept, except those to agents a channel no longer reaches (removed from the config,
-   or from the channel's `agents`): they are dropped (and until then the engine already treats
-   them as no route). The replaced runtime's own pools and classifier client close once its last
-   request ends.
+   or from the channel's `agents`): they are dropped at once, and again once the last request of
+   the old config ended (a decision in flight may still write one); meanwhile the engine treats
+   them as no route. The replaced runtime's own pools and classifier client close then too.
 
 Settings the process binds at start (`server.host/port/ssl_*`, `admin.host/port`, `[state]`)
 are listed in `restart_needed` and keep their running values until a restart. With `serve
@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from proxy.config import check_config
+from proxy.config.digest import config_digest
 from proxy.config.model import Config
 from proxy.server.runtime import build_runtime
 from proxy.state.base import limits_for
@@ -89,15 +90,22 @@ async def reload_config(service: Service, path: str | None = None) -> ReloadOutc
         restart = restart_needed(old.config, config)
         for key in restart:
             log.warning("reload: %s changed; it takes effect at the next restart", key)
-        if service.rolling_restart is not None:
+        if service.rolling_restart is not None:  # worker processes: each restarts on the file
             metrics.reloads("ok").inc()
             service.rolling_restart()
-            return ReloadOutcome(True, file, old.digest, old.digest, (), warnings, restart, mode="rolling restart")
+            return ReloadOutcome(True, file, config_digest(config), old.digest, (), warnings, restart,
+                                 mode="rolling restart")
         new = build_runtime(config, service.parts, service.clock(), previous=old)
         service.state.conversations.configure(limits_for(config), config.classifier.context_messages)
         service.runtime = new  # the swap: the next request runs on the new config
-        service.retire(old)
         dropped = await _drop_unreachable_routes(service, old.config, config)
+
+        async def stragglers() -> None:  # decisions that were in flight on the old config
+            late = await _drop_unreachable_routes(service, old.config, config)
+            if late:
+                log.info("reload: %d more route(s) to agents no longer reachable dropped", late)
+
+        service.retire(old, stragglers)
         metrics.reloads("ok").inc()
         if new.classifier_line != old.classifier_line:
             log.info("%s", new.classifier_line)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 
 import httpx
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
@@ -133,12 +133,15 @@ class Service:
         await self.runtime.classifier.aclose()
         await self.state.aclose()
 
-    def retire(self, old: Runtime) -> None:
-        """Close what `old` used and the current runtime does not, once `old` is idle."""
+    def retire(self, old: Runtime, after_idle: Callable[[], Awaitable[None]] | None = None) -> None:
+        """Once `old` is idle: run `after_idle`, close what `old` used and the current runtime
+        does not."""
         current = self.runtime
 
         async def close() -> None:
             await old.idle()
+            if after_idle is not None:
+                await after_idle()
             if old.leg is not current.leg:
                 await old.leg.aclose()
             if old.classifier is not current.classifier:

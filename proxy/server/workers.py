@@ -156,6 +156,9 @@ class _AdminSeat:
         logged = False
         while True:
             sock = socket.socket(socket.AF_INET6 if ":" in admin.host else socket.AF_INET)
+            # a port left in TIME_WAIT by the worker that served it may be bound again; one that
+            # another worker listens on may not (Linux: SO_REUSEADDR without SO_REUSEPORT)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             try:
                 sock.bind((admin.host, admin.port))
                 sock.listen(128)

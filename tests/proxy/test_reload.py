@@ -69,6 +69,7 @@ async def test_reload_under_load_keeps_routes_of_kept_agents_and_fails_no_reques
             finally:
                 stop.set()
                 await asyncio.wait_for(asyncio.gather(*workers), GUARD_S)
+            await asyncio.wait_for(asyncio.gather(*op.service.retiring), GUARD_S)  # the old config's last drop
             routes = {c["agent"] for c in (await op.api("GET", "/v1/conversations?limit=1000")).json()["conversations"]}
             kept = [(await op.api("GET", f"/v1/conversations/telegram/{1000 + s}/{1000 + s}")).json()
                     for s in range(SENDERS) if agent_of(s) != "ops"]
@@ -108,3 +109,18 @@ async def _until(ready: object) -> None:
     async with asyncio.timeout(GUARD_S):
         while not ready():  # type: ignore[operator]  # noqa: ASYNC110 (load tasks run meanwhile)
             await asyncio.sleep(0.01)
+
+
+async def test_a_retry_of_an_update_first_sent_to_a_removed_agent_is_decided_again(tmp_path: Path) -> None:
+    with upstream_set("general", "coder", "ops") as ups:
+        async with Operated(tmp_path, ups, agents={}) as op:
+            path = tmp_path / "proxy.toml"
+            await op.webhook(TG, telegram_text(1, "/agent ops", user=7))
+            ups["ops"].respond(status=500)
+            failed = await op.webhook(TG, telegram_text(2, "this one fails at ops, a long message", user=7))
+            path.write_text(without_ops(path.read_text()))
+            await op.api("POST", "/v1/reload")
+            retried = await op.webhook(TG, telegram_text(2, "this one fails at ops, a long message", user=7))
+            decisions = (await op.api("GET", "/v1/decisions?limit=1")).json()["decisions"]
+    assert (failed.status_code, retried.status_code) == (500, 200)
+    assert [(d["agent"], d["reason"]) for d in decisions] == [("general", "default")]
