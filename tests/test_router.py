@@ -289,3 +289,18 @@ async def test_context_is_dropped_after_ttl_of_inactivity() -> None:
     sc = Scenario(make_config(ONLY, context_messages=2), ScriptedClassifier({a: Outcome.ERROR}, default="coder"))
     await sc.play([a, (TTL_S, b)])
     assert [(r.text, r.context) for r in sc.classifier.calls] == [(a, ()), (b, ())]
+
+
+# --- the reason kept with a route (issue #11: the admin API shows why a route is what it is) ---
+
+
+async def test_a_route_keeps_the_reason_that_chose_its_agent_through_refreshes() -> None:
+    sc = Scenario(make_config(HEUR), ScriptedClassifier("coder"))
+    reasons = []
+    for message in (BUG, "ok", "tell me something interesting please", "/agent billing", INVOICE):
+        await sc.send(message, MIN)
+        route = await sc.route()
+        assert route is not None
+        reasons.append((route.agent, route.reason))
+    assert reasons == [("coder", "classified"), ("coder", "classified"), ("coder", "classified"),
+                       ("billing", "explicit"), ("billing", "explicit")]

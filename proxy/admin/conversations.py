@@ -56,7 +56,7 @@ ROUTE_SCHEMA = {
     "properties": {
         "conversation": {"type": "string", "description": "12 hex characters, the decision log's key"},
         "channel": {"type": "string"}, "agent": {"type": "string"},
-        "reason": {"type": ["string", "null"], "description": "reason of the last decision that wrote it"},
+        "reason": {"type": ["string", "null"], "description": "the reason of the decision that chose the agent"},
         "explicit": {"type": "boolean"}, "counter": {"type": "integer"},
         "candidate": {"type": ["string", "null"]}, "chosen_at": {"type": "number"},
         "last_active": {"type": "number"}, "expires_at": {"type": "number"},

@@ -5,8 +5,8 @@ Layer 2 under the conversation's lease (`ConversationState.acquire`): the pure e
 (`engine.decide`); the classifier is awaited only when the engine asks (`engine.conclude` turns
 its answer into the Decision); an explicit switch spends one of the sender's
 `explicit_switches_per_minute` (`SwitchBudget`, shared by the replicas with Redis) or is refused
-(`explicit_limited`); `ConversationState.commit` applies the decision's writes in one step, the
-route stamped with the decision's reason. Decisions of one conversation are serialised (the
+(`explicit_limited`); `ConversationState.commit` applies the decision's writes in one step (a
+route just chosen is stamped with the reason that chose it; a refreshed one keeps its own). Decisions of one conversation are serialised (the
 classifier await included); different conversations run in parallel. The router writes no log
 line: the request's accounting does (`proxy.observe`), once the request is answered.
 """
@@ -79,7 +79,7 @@ class Router:
             raise
         text = envelope.text if self._remember_texts else None
         store = outcome.store
-        if store is not None and store.reason != outcome.reason:
+        if store is not None and store.reason is None:  # a route just chosen: remember why
             store = store.because(outcome.reason)
         await self.state.commit(lease, now, store=store, forget=outcome.forget, text=text)
         return outcome

@@ -33,8 +33,8 @@ class Route:
     Times are seconds on the router's clock. `chosen_at` is when the agent was classified or
     explicitly chosen (sticky_ttl re-classifies TTL after it); `last_active` drives the
     inactivity TTL. `candidate`/`counter` are the pending divergence (sticky_heuristic). `reason`
-    is the reason of the last decision that wrote the route (the router sets it; `admin` for an
-    operator's pin), None when unknown.
+    is the reason of the decision that chose the route's agent (the router stamps it on a new
+    route; refreshing keeps it; `admin` for an operator's pin), None when unknown.
     """
 
     agent: str

@@ -95,7 +95,7 @@ async def test_a_pin_holds_the_next_decision_and_is_logged_as_admin(tmp_path, up
     assert pinned.status_code == 200
     assert (pinned.json()["route"]["agent"], pinned.json()["route"]["explicit"], pinned.json()["route"]["reason"],
             pinned.json()["previous"]["agent"]) == ("coder", True, "admin", "billing")
-    assert (after["agent"], after["reason"], after["explicit"]) == ("coder", "explicit_pin", True)
+    assert (after["agent"], after["reason"], after["explicit"]) == ("coder", "admin", True)
     assert [(d["agent"], d["reason"]) for d in ring] == [("coder", "explicit_pin"), ("coder", "admin")]
     admin_lines = [json.loads(r.getMessage()) for r in caplog.records
                    if r.name == "stickyroute.decision" and '"admin"' in r.getMessage()]
@@ -143,4 +143,4 @@ async def test_an_operator_may_pin_a_hidden_agent_of_the_channel(tmp_path, upstr
         pinned = await op.api("PUT", "/v1/conversations/telegram/111/111/route", json={"agent": "internal"})
         await op.webhook(TG, telegram_text(1, "something long enough to route", user=111))
         after = (await op.api("GET", "/v1/conversations/telegram/111/111")).json()
-    assert (pinned.status_code, after["agent"], after["reason"]) == (200, "internal", "explicit_pin")
+    assert (pinned.status_code, after["agent"], after["reason"]) == (200, "internal", "admin")

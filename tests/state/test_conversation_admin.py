@@ -1,6 +1,6 @@
 """ConversationState contract for operators (issue #11), every backend: routes listed with the
 decision log's hashed key, counted per agent, pruned after a reload, limits reconfigured, the
-reason of the last decision kept with the route; SwitchBudget per sender."""
+reason that chose the route kept with it; SwitchBudget per sender."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ async def seed(conversations: ConversationState) -> None:
     await conversations.put(W, route("coder", T0 + 1), T0 + 1)
 
 
-async def test_the_reason_of_the_last_decision_is_kept_with_the_route(conversations: ConversationState) -> None:
+async def test_the_reason_that_chose_the_route_is_kept_with_it(conversations: ConversationState) -> None:
     await conversations.put(A, route("coder", reason="llm_confirmed"), T0)
     lease = await conversations.acquire(A, T0 + 1)
     await conversations.commit(lease, T0 + 1, store=route("ops", T0 + 1, reason="explicit"))

@@ -1,7 +1,7 @@
 """Values as Redis stores them: compact, exact, bytes in and bytes out.
 
     route   hash fields a (agent) c (chosen_at) l (last_active) x ("1" explicit) d (candidate,
-            "" for none) n (counter) w (reason of the last decision that wrote it, "" unknown);
+            "" for none) n (counter) w (the reason that chose the agent, "" unknown);
             floats as `repr` strings, so they round-trip exactly (Lua's tonumber parses the same
             double for its comparisons)
     recent  a JSON array of strings (ASCII-escaped: any Python str, lone surrogates included)
