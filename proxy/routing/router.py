@@ -6,9 +6,10 @@ Layer 2 under the conversation's lease (`ConversationState.acquire`): the pure e
 its answer into the Decision); an explicit switch spends one of the sender's
 `explicit_switches_per_minute` (`SwitchBudget`, shared by the replicas with Redis) or is refused
 (`explicit_limited`); `ConversationState.commit` applies the decision's writes in one step (a
-route just chosen is stamped with the reason that chose it; a refreshed one keeps its own). Decisions of one conversation are serialised (the
-classifier await included); different conversations run in parallel. The router writes no log
-line: the request's accounting does (`proxy.observe`), once the request is answered.
+route just chosen is stamped with the reason that chose it; a refreshed one keeps its own).
+Decisions of one conversation are serialised (the classifier await included); different
+conversations run in parallel. The router writes no log line: the request's accounting does
+(`proxy.observe`), once the request is answered.
 """
 
 from __future__ import annotations
