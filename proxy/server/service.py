@@ -77,6 +77,8 @@ class Service:
         self.runtime = build_runtime(config, self.parts, clock())
         self.retiring: set[asyncio.Task[None]] = set()
         """Closing what replaced runtimes used alone, once their last request ends."""
+        self._retired: list[Runtime] = []
+        """Replaced runtimes whose pools and classifier are not closed yet."""
         self.reload_lock = asyncio.Lock()
         self.rolling_restart: Callable[[], None] | None = None
         """Set in worker processes: a validated reload restarts every worker (uvicorn's SIGHUP)."""
@@ -123,28 +125,36 @@ class Service:
         return self.runtime.dispatcher
 
     async def aclose(self) -> None:
-        """Close the forwarding pools, the classifier's client and the state backends."""
+        """Close the forwarding pools and classifier clients (the replaced runtimes' too), and the
+        state backends."""
         self.accounting.ring.close()
         for task in list(self.retiring):
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await task
-        await self.runtime.leg.aclose()
-        await self.runtime.classifier.aclose()
+        legs = {id(r.leg): r.leg for r in (*self._retired, self.runtime)}
+        classifiers = {id(r.classifier): r.classifier for r in (*self._retired, self.runtime)}
+        self._retired.clear()
+        for leg in legs.values():
+            await leg.aclose()
+        for classifier in classifiers.values():
+            await classifier.aclose()
         await self.state.aclose()
 
     def retire(self, old: Runtime, after_idle: Callable[[], Awaitable[None]] | None = None) -> None:
-        """Once `old` is idle: run `after_idle`, close what `old` used and the current runtime
-        does not."""
-        current = self.runtime
+        """Once `old` is idle: run `after_idle`, close the leg and classifier `old` used that no
+        runtime still serving (the current one, another replaced one not idle yet) uses."""
+        self._retired.append(old)
 
         async def close() -> None:
             await old.idle()
             if after_idle is not None:
                 await after_idle()
-            if old.leg is not current.leg:
+            self._retired.remove(old)
+            live = [self.runtime, *self._retired]
+            if all(r.leg is not old.leg for r in live):
                 await old.leg.aclose()
-            if old.classifier is not current.classifier:
+            if all(r.classifier is not old.classifier for r in live):
                 await old.classifier.aclose()
 
         task = asyncio.get_running_loop().create_task(close())

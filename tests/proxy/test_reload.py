@@ -124,3 +124,26 @@ async def test_a_retry_of_an_update_first_sent_to_a_removed_agent_is_decided_aga
             decisions = (await op.api("GET", "/v1/decisions?limit=1")).json()["decisions"]
     assert (failed.status_code, retried.status_code) == (500, 200)
     assert [(d["agent"], d["reason"]) for d in decisions] == [("general", "default")]
+
+
+async def test_a_pool_is_closed_only_when_no_config_still_serving_uses_it(tmp_path: Path) -> None:
+    with upstream_set("general", "coder") as ups:
+        async with Operated(tmp_path, ups, agents={}) as op:
+            path = tmp_path / "proxy.toml"
+            first = op.service.runtime
+            ups["general"].respond(hang=True)
+            slow = asyncio.create_task(op.webhook(TG, telegram_text(1, "a long request on the first config", user=7)))
+            await ups["general"].until_requests(1)
+            path.write_text(path.read_text().replace('description = "the coder agent"', 'description = "code"'))
+            await op.api("POST", "/v1/reload")  # same [upstream]: the second config shares the first's leg
+            second = op.service.runtime
+            path.write_text(path.read_text().replace("timeout_s = 5.0", "timeout_s = 6.0"))
+            await op.api("POST", "/v1/reload")  # a new leg; the second config is idle at once
+            await _until(lambda: second not in op.service._retired)
+            shared_open = not first.leg._sessions["general"].closed  # type: ignore[attr-defined]
+            ups["general"].release()
+            reply = await asyncio.wait_for(slow, GUARD_S)
+            await asyncio.wait_for(asyncio.gather(*op.service.retiring), GUARD_S)
+            closed = first.leg._sessions == {}  # type: ignore[attr-defined]
+    assert (second.leg is first.leg, op.service.runtime.leg is not first.leg) == (True, True)
+    assert (shared_open, reply.status_code, closed) == (True, 200, True)
