@@ -18,7 +18,7 @@ from proxy.replay.explain import explain_outcome
 from proxy.routing.engine import Decision, NeedsClassification, NeedsPermit
 from proxy.routing.envelope import Envelope, MessageKind
 from proxy.routing.layer1 import Layer1
-from proxy.state.base import LeaseTimeout
+from proxy.state.base import Lease, LeaseTimeout
 from proxy.state.route import ConversationKey, Route
 
 if TYPE_CHECKING:
@@ -150,7 +150,7 @@ class Operations:
         line = self.service.accounting.admin(found.name, key.hashed(), None, "reset", now)
         return {"route": None, "previous": self._route_json(found, key.hashed(), lease.route), "log": line}
 
-    async def _lease(self, key: ConversationKey, now: float) -> Any:
+    async def _lease(self, key: ConversationKey, now: float) -> Lease:
         try:
             return await self.service.conversations.acquire(key, now, LEASE_WAIT_S)
         except LeaseTimeout:
