@@ -23,12 +23,10 @@ from starlette.applications import Starlette
 from proxy import clock as wall_clock
 from proxy.classifier.guard import GuardedClassifier
 from proxy.classifier.stats import ClassifierStats
-from proxy.config.model import Channel, Config
+from proxy.config.model import Config
 from proxy.forwarding.dispatch import Dispatcher, RecordHook
-from proxy.forwarding.inbound import Inbound
 from proxy.forwarding.leg import Forwarding
 from proxy.observe import Accounting
-from proxy.reply import Reply
 from proxy.routing.router import Router
 from proxy.server.demo import DemoAgents
 from proxy.server.runtime import Parts, Runtime, build_runtime
@@ -224,12 +222,6 @@ class Service:
         if self._public is None:
             self._public = PublicApp(self)
         return self._public
-
-    async def handle(self, channel: Channel, inbound: Inbound) -> Reply:
-        """Dispatch one request on the current runtime (starting the service on first use)."""
-        if not self.started:
-            await self.start()
-        return await self.runtime.dispatcher.handle(channel, inbound)
 
     def admin_app(self) -> Starlette:
         """The admin ASGI app: probes, metrics, /stats and the /v1 API (`proxy.admin`)."""

@@ -64,6 +64,8 @@ class PublicApp:
             await self._request(scope, receive, send)
         elif scope["type"] == "lifespan":
             await self._lifespan(receive, send)
+        else:  # a websocket: the runtime's app refuses it
+            await self.service.runtime.app(scope, receive, send)
 
     async def _request(self, scope: Scope, receive: Receive, send: Send) -> None:
         service = self.service
