@@ -112,7 +112,7 @@ async def measure(sizes: list[int]) -> list[tuple[int, int, float, float, int]]:
         tick = asyncio.ensure_future(ticker(gaps, stop))
         await asyncio.sleep(0.01)
         start = time.perf_counter()
-        reply = await service.handle(channel, inbound)
+        reply = await service.runtime.dispatcher.handle(channel, inbound)
         elapsed = time.perf_counter() - start
         stop.set()
         await tick

@@ -48,6 +48,7 @@ OUT = ROOT / "results" / "bench" / "proxy.md"
 """Written on every run; `results/` is ignored by git (docs/bench/ holds the hand-updated copies)."""
 BODY = HERE / "body.json"
 SECRET = "bench-secret-token-invented"
+ADMIN_TOKEN = "bench-admin-token-invented"
 PATH = "/webhook/bench"
 TARGET_RPS_16 = 2000.0
 TARGET_OVERHEAD_MS = 0.6
@@ -59,6 +60,7 @@ port = {port}
 [admin]
 host = "127.0.0.1"
 port = {admin}
+token = "{admin_token}"
 [upstream]
 max_connections = 100
 [classifier]
@@ -282,7 +284,9 @@ def run_python(port: int, conns: int, duration: float, warmup: float, static: bo
 
 def admin_stats(admin: int) -> dict:
     try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{admin}/stats", timeout=2) as r:
+        request = urllib.request.Request(f"http://127.0.0.1:{admin}/stats",
+                                         headers={"authorization": f"Bearer {ADMIN_TOKEN}"})
+        with urllib.request.urlopen(request, timeout=2) as r:
             return json.loads(r.read())
     except OSError as exc:
         return {"error": str(exc)}
@@ -340,7 +344,7 @@ def main() -> int:
         wait_ready(stub_port, stub, tmp / "stub.log")
 
         cfg = tmp / "proxy.toml"
-        cfg.write_text(CONFIG.format(port=proxy_port, admin=admin_port, up=f"http://127.0.0.1:{stub_port}",
+        cfg.write_text(CONFIG.format(port=proxy_port, admin=admin_port, admin_token=ADMIN_TOKEN, up=f"http://127.0.0.1:{stub_port}",
                                      path=PATH, secret=SECRET))
         proxy_cmd = pin("0") + [str(VENV_BIN / "stickyroute"), "serve", "--config", str(cfg),
                                 "--host", "127.0.0.1", "--port", str(proxy_port)]

@@ -49,7 +49,7 @@ def measure(wrk: str | None, args: argparse.Namespace, procs: run.Procs, tmp: Pa
             workers: int, client: Redis | None) -> dict[str, float]:
     port, admin = run.free_port(), run.free_port()
     cfg = tmp / f"proxy-{port}.toml"
-    cfg.write_text(run.CONFIG.format(port=port, admin=admin, up=f"http://127.0.0.1:{stub}", path=run.PATH,
+    cfg.write_text(run.CONFIG.format(port=port, admin=admin, admin_token=run.ADMIN_TOKEN, up=f"http://127.0.0.1:{stub}", path=run.PATH,
                                      secret=run.SECRET) + state)
     cpus = run.pin("0") if workers == 1 else run.pin("0,1")  # two workers: both cores (wrk shares cpu1)
     cmd = cpus + [str(run.VENV_BIN / "stickyroute"), "serve", "--config", str(cfg), "--workers", str(workers)]

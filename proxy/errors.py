@@ -5,11 +5,12 @@
     ├── UnparsedUpdate           a webhook body we cannot read as a known platform shape
     ├── LeaseTimeout             (proxy.state) a conversation stayed held past the caller's wait
     ├── StateUnavailable         (proxy.state) the shared state backend (Redis) failed or was too slow
-    ├── UpstreamError            the forwarding leg failed (-> 502)
+    ├── UpstreamError            the forwarding leg failed (`kind` names it in the metrics)
     │   ├── UpstreamConnectError     the agent refused or could not be reached (-> 502)
     │   ├── UpstreamPoolExhausted    every connection of the agent's pool stayed busy (-> 503)
     │   ├── PlatformGone             the platform hung up: the request to the agent was cancelled
-    │   └── UpstreamTimeout          the agent did not answer in time (-> 504)
+    │   ├── UpstreamTimeout          the agent did not answer in time (-> 504)
+    │   └── UpstreamTooLarge         the agent's reply is over the buffer cap (-> 502)
     └── ClassifierError          the intent classifier failed
         ├── ClassifierTimeout        no answer within timeout_s
         ├── ClassifierRateLimited    the provider said 429
@@ -61,7 +62,8 @@ class UnparsedUpdate(StickyrouteError):
 
 
 class UpstreamError(StickyrouteError):
-    """The forwarding leg to an agent failed; `kind` names the failure in counters and logs."""
+    """The forwarding leg to an agent failed; `kind` is its label in
+    `stickyroute_upstream_failures_total` (refused, timeout, pool_exhausted, too_large, error)."""
 
     status_code = 502
     kind = "error"
@@ -71,7 +73,7 @@ class UpstreamConnectError(UpstreamError):
     """The agent refused the connection or could not be reached (answered as 502)."""
 
     status_code = 502
-    kind = "unreachable"
+    kind = "refused"
 
 
 class UpstreamPoolExhausted(UpstreamError):
@@ -103,6 +105,12 @@ class UpstreamTimeout(UpstreamError):
     def __init__(self, message: str, late: asyncio.Future[Reply] | None = None) -> None:
         super().__init__(message)
         self.late = late
+
+class UpstreamTooLarge(UpstreamError):
+    """The agent's reply is larger than the leg buffers (answered as 502)."""
+
+    status_code = 502
+    kind = "too_large"
 
 
 class ClassifierError(StickyrouteError):

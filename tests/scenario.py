@@ -43,11 +43,12 @@ from proxy.config.model import (
     Strategy,
     ThreadRoute,
 )
-from proxy.routing.engine import Decision, NeedsClassification, conclude, decide
+from proxy.routing.engine import Decision, NeedsClassification, NeedsPermit, conclude, decide
 from proxy.routing.envelope import Envelope, MessageKind
 from proxy.routing.router import Router
 from proxy.routing.rules import ChannelRules, build_all_rules
 from proxy.state.base import limits_for
+from proxy.state.budget import MemorySwitchBudget
 from proxy.state.memory import MemoryConversationState
 from proxy.state.route import ConversationKey, Route
 
@@ -62,9 +63,9 @@ TTL_S = 30 * MIN
 
 
 def _agent(name: str, *, aliases: tuple[str, ...] = (), keywords: tuple[str, ...] = (),
-           weak: tuple[str, ...] = ()) -> Agent:
+           weak: tuple[str, ...] = (), hidden: bool = False) -> Agent:
     return Agent(name=name, url=f"http://127.0.0.1:9/{name}", description=f"the {name} agent",
-                 aliases=aliases, keywords=keywords, weak_keywords=weak)
+                 aliases=aliases, keywords=keywords, weak_keywords=weak, hidden=hidden)
 
 
 AGENTS: Mapping[str, Agent] = MappingProxyType({a.name: a for a in (
@@ -102,14 +103,16 @@ def make_config(
     bot_username: str | None = "stickybot",
     context_messages: int = 0,
     classifier_timeout_s: float = 2.0,
+    allowed: Sequence[str] | None = None,
     **routing: object,
 ) -> Config:
-    """One channel named `CHANNEL` of `platform`; `routing` are `RoutingSettings` fields."""
+    """One channel named `CHANNEL` of `platform` reaching `allowed` (None: every agent);
+    `routing` are `RoutingSettings` fields."""
     settings = RoutingSettings(strategy=strategy, **routing)  # type: ignore[arg-type]
     channel = Channel(
         name=CHANNEL, type=platform, paths=(f"/webhooks/{CHANNEL}",), default_agent=default,
         routing=settings, bindings=tuple(bindings), thread_routes=tuple(thread_routes),
-        bot_username=bot_username,
+        bot_username=bot_username, agents=tuple(allowed) if allowed is not None else None,
     )
     return Config(path="scenario.toml", agents=roster, channels=MappingProxyType({CHANNEL: channel}),
                   routing=settings, classifier=ClassifierSettings(context_messages=context_messages,
@@ -287,14 +290,19 @@ class Playbook(_Base):
         super().__init__(config, classifier, start)
         self.routes: dict[ConversationKey, Route] = {}
         self.ttl_s = self.config.channels[CHANNEL].routing.ttl_s
+        self.switches = MemorySwitchBudget()
 
     async def decide(self, envelope: Envelope, now: float) -> Decision:
         """Layer 2 only (the envelope's Layer-1 result is taken to be the default)."""
         rules = self.rules[CHANNEL]
         who = ConversationKey(CHANNEL, envelope.chat_id, envelope.thread_id, envelope.sender_id or "")
         outcome = decide(envelope, self._live(who, now), rules, now)
-        if isinstance(outcome, NeedsClassification):
-            request = ClassificationRequest(CHANNEL, outcome.text, _candidates(self.config), outcome.current)
+        if isinstance(outcome, NeedsPermit):
+            rate = rules.settings.explicit_switches_per_minute
+            allowed = await self.switches.take(CHANNEL, who.sender_id, rate, now)
+            outcome = outcome.granted if allowed else outcome.refused
+        elif isinstance(outcome, NeedsClassification):
+            request = ClassificationRequest(CHANNEL, outcome.text, _candidates(self.config, rules), outcome.current)
             outcome = conclude(outcome, await self.classifier.classify(request), rules, now)
         if outcome.forget:
             self.routes.pop(who, None)
@@ -327,8 +335,9 @@ class Playbook(_Base):
         return sum(1 for who in self.routes if self._live(who, self.clock()) is not None)
 
 
-def _candidates(config: Config) -> tuple[Candidate, ...]:
-    return tuple(Candidate(a.name, a.description, a.aliases) for a in config.agents.values())
+def _candidates(config: Config, rules: ChannelRules) -> tuple[Candidate, ...]:
+    """What the classifier may answer on the channel (as the Router offers it)."""
+    return tuple(Candidate(a.name, a.description, a.aliases) for a in config.agents.values() if a.name in rules.agents)
 
 
 class Scenario(_Base):

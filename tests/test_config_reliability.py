@@ -65,8 +65,9 @@ async def test_stats_show_the_delivery_log_size_and_bound_and_the_leg_counters(t
         async with Proxy(config) as proxy:
             await proxy.post("/webhooks/telegram", telegram_text(1, "hello"))
             stats = await proxy.service.stats_snapshot()
-    deliveries = stats["deliveries"]
-    assert (deliveries["stored"], deliveries["max_bytes"], deliveries["ttl_s"]) == (1, 100000, 86400.0)
+    deliveries = stats["delivery_log"]
+    assert (deliveries["size"], deliveries["max_bytes"], deliveries["ttl_s"]) == (1, 100000, 86400.0)
     assert 512 < deliveries["stored_bytes"] < 2000
-    assert stats["upstream"] == {"failures": {}, "pools": {"general": {"max_connections": 3, "in_use": 0}},
-                                 "late_answers": {"pending": 0}}
+    assert stats["forwarding"] == {"pools": {"general": {"max_connections": 3, "in_use": 0}},
+                                   "late_answers": {"pending": 0}}
+    assert (stats["upstream"]["general"]["forwards"], stats["upstream"]["general"]["failures"]) == (1, {})

@@ -325,7 +325,7 @@ def test_shipped_config_settings(shipped):
     assert shipped.server == ServerSettings(host="127.0.0.1", port=8080,
                                             max_body_bytes=5 * 1024 * 1024,
                                             trusted_proxies=("127.0.0.0/8", "::1/128"))
-    assert shipped.admin == AdminSettings(host="127.0.0.1", port=9090)
+    assert shipped.admin == AdminSettings(host="127.0.0.1", port=9090, token="local-demo-admin-token")
     assert shipped.upstream == UpstreamSettings(connect_timeout_s=5.0, timeout_s=30.0,
                                                 max_connections=100)
     assert shipped.routing == RoutingSettings(acknowledgements=DEFAULT_ACKNOWLEDGEMENTS)

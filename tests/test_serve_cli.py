@@ -33,3 +33,25 @@ def test_stats_says_when_the_admin_listener_is_unreachable(capsys):
     port = _free_port()
     assert main(["stats", "--url", f"http://127.0.0.1:{port}"]) == 1
     assert capsys.readouterr().err.startswith(f"stickyroute stats: cannot read http://127.0.0.1:{port}/stats:")
+
+
+def test_stats_sends_the_configs_admin_token_and_says_when_it_is_refused(tmp_path, capsys):
+    from proxy.server.service import Service
+    from tests.upstreams import serve_app
+
+    token = "cli-admin-token-0123456789"
+    with upstream_set("general") as ups:
+        config = write_config(tmp_path, ups, top=f'[admin]\ntoken = "{token}"\n')
+        service = Service(config, env={})
+        with serve_app(service.admin_app(), lifespan="off") as admin:
+            port = int(admin.rsplit(":", 1)[1])
+            (tmp_path / "cli").mkdir()
+            with_token = write_config(tmp_path / "cli", ups, top=f'[admin]\nport = {port}\ntoken = "{token}"\n')
+            shown = main(["stats", "--config", with_token.path])
+            out = capsys.readouterr().out
+            refused = main(["stats", "--url", admin, "--token", "wrong-token-0123456789"])
+            err = capsys.readouterr().err
+    assert (shown, refused) == (0, 1)
+    assert '"routes"' in out and '"telegram": 0' in out
+    assert err == (f"stickyroute stats: {admin}/stats: 401 send Authorization: Bearer <token> with the [admin] "
+                   "token of the running config\n")

@@ -122,7 +122,7 @@ class Target:
                           "hooks.example.test")
         self.leg.forwards.clear()
         try:
-            reply = await self.service.handle(channel, inbound)
+            reply = await self.service.runtime.dispatcher.handle(channel, inbound)
         except Exception as exc:
             return [f"the proxy raised {type(exc).__name__}: {exc}"]
         problems = [f"status {reply.status}"] if reply.status >= 500 else []

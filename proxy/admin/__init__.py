@@ -1,5 +1,19 @@
-"""The admin listener: health, readiness, stats and metrics (app.py)."""
+"""The admin listener: probes, metrics, stats and the operator's API under /v1/.
 
-from proxy.admin.app import create_admin_app
+    app.py            create_admin_app(ops): the Starlette app from the route table, behind auth
+    auth.py           BearerAuth: the `[admin] token` (header or session cookie); open probes
+    ports.py          AdminOps: what the routes need of the running proxy (proxy/server/operations.py)
+    endpoint.py       Endpoint, Param: one route as data (served and documented from it)
+    operations.py     probes, stats, status, series, agents, explain, reload, demo agents, session
+    conversations.py  list, look up, pin, reset conversations
+    decisions.py      the recent decisions, and their server-sent events stream
+    openapi.py        the OpenAPI document from the table
+    params.py         query and body reading with 422s that say what is wrong
+    errors.py         ApiError and the JSON error shape
+"""
 
-__all__ = ["create_admin_app"]
+from proxy.admin.app import ENDPOINTS, create_admin_app
+from proxy.admin.errors import ApiError
+from proxy.admin.ports import AdminOps
+
+__all__ = ["ENDPOINTS", "AdminOps", "ApiError", "create_admin_app"]

@@ -1,48 +1,65 @@
-"""The admin listener (127.0.0.1 by default): health, readiness, stats JSON, Prometheus metrics.
+"""The admin listener (127.0.0.1 by default): probes, metrics, stats and the /v1 API, one
+Starlette app built from the route table (`ENDPOINTS`), behind `BearerAuth`.
 
-    /healthz   200 "ok" while the process runs
-    /readyz    200 "ready" once the service started; 503 "not ready" before, 503 "degraded" while
-               the shared state backend (Redis) does not answer (the proxy still serves webhooks
-               on its per-process memory fallback)
-    /stats     JSON (`Service.stats_snapshot`)
-    /metrics   Prometheus text exposition
+Routes and what they answer: README "Operating it", and `GET /v1/openapi.json` (generated from
+the same table). JSON in and out; errors are `{"error", "detail"}` (proxy.admin.errors).
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-__all__ = ["create_admin_app"]
+from proxy.admin.auth import BearerAuth
+from proxy.admin.conversations import ENDPOINTS as CONVERSATIONS
+from proxy.admin.decisions import ENDPOINTS as DECISIONS
+from proxy.admin.endpoint import Endpoint, Handler
+from proxy.admin.errors import ApiError, error_response
+from proxy.admin.openapi import openapi_document
+from proxy.admin.operations import ENDPOINTS as OPERATIONS
+from proxy.admin.ports import AdminOps
 
-Stats = Callable[[], Awaitable[Mapping[str, object]]]
+__all__ = ["ENDPOINTS", "create_admin_app"]
 
 
-def create_admin_app(stats: Stats, readiness: Callable[[], str],
-                     metrics: Callable[[], tuple[bytes, str]]) -> Starlette:
-    """The admin app: `stats()` gives the /stats JSON, `readiness()` the /readyz word ("ready"
-    answers 200, anything else 503), `metrics()` the Prometheus body and its content type."""
+async def _openapi(_ops: AdminOps, _request: Request) -> Response:
+    return JSONResponse(openapi_document(ENDPOINTS))
 
-    async def healthz(_request: Request) -> Response:
-        return PlainTextResponse("ok")
 
-    async def readyz(_request: Request) -> Response:
-        word = readiness()
-        return PlainTextResponse(word, status_code=200 if word == "ready" else 503)
+ENDPOINTS: tuple[Endpoint, ...] = (
+    *OPERATIONS,
+    *CONVERSATIONS,
+    *DECISIONS,
+    Endpoint("GET", "/v1/openapi.json", _openapi, "This document", tag="admin"),
+)
+"""Every route of the admin listener (served and documented from here)."""
 
-    async def stats_view(_request: Request) -> Response:
-        return JSONResponse(json.loads(json.dumps(await stats(), default=str)))
 
-    async def metrics_view(_request: Request) -> Response:
-        body, content_type = metrics()
-        return Response(body, media_type=content_type)
+def _bound(handler: Handler, ops: AdminOps) -> Callable[[Request], Awaitable[Response]]:
+    async def call(request: Request) -> Response:
+        try:
+            return await handler(ops, request)
+        except ApiError as exc:
+            return exc.response()
 
-    return Starlette(routes=[
-        Route("/healthz", healthz), Route("/readyz", readyz),
-        Route("/stats", stats_view), Route("/metrics", metrics_view),
-    ])
+    return call
+
+
+async def _not_found(_request: Request, _exc: Exception) -> Response:
+    return error_response(404, "not found", "no such route (see GET /v1/openapi.json)")
+
+
+async def _not_allowed(_request: Request, _exc: Exception) -> Response:
+    return error_response(405, "method not allowed", "see GET /v1/openapi.json for the methods of each route")
+
+
+def create_admin_app(ops: AdminOps) -> Starlette:
+    """The admin ASGI app over `ops` (the running service's operations)."""
+    routes = [Route(e.path, _bound(e.handler, ops), methods=[e.method]) for e in ENDPOINTS]
+    app = Starlette(routes=routes, exception_handlers={404: _not_found, 405: _not_allowed})
+    app.add_middleware(BearerAuth, token=ops.token)
+    return app

@@ -108,7 +108,7 @@ def _from_recording(args: argparse.Namespace) -> int:
         print("learn: --holdout-fraction needs a labelled corpus; on recorded traffic, compare decisions with "
               "`stickyroute replay RECORDING --config NEW` (what-if)", file=sys.stderr)
         return EXIT_INVALID
-    config = load_config(path)
+    config = load_config(path, warn=False)  # warnings are `check`'s and `serve`'s business
     labelled = labels_from_recording(recording.records, config, recording.version)
     channel = _first_telegram(config)
     names = AgentNames((a.name, a.aliases) for a in config.agents.values())

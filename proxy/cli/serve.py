@@ -9,12 +9,14 @@ import json
 import os
 import socket
 import sys
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
 import httpx
 
 from proxy.config import check_config, load_config
+from proxy.config.model import Config
 from proxy.errors import ConfigError
 
 DEFAULT_CONFIG = "config/proxy.toml"
@@ -49,8 +51,7 @@ def _serve(args: argparse.Namespace) -> int:
         for problem in exc.problems:
             print(problem, file=sys.stderr)
         return 2
-    if args.admin_port:
-        config = replace(config, admin=replace(config.admin, port=args.admin_port))
+    config = _overrides(args)(config)
     refusal = _workers_problem(args, config.state.shared)
     if refusal is not None:
         print(f"{config.path}: {refusal}", file=sys.stderr)
@@ -76,8 +77,19 @@ def _serve(args: argparse.Namespace) -> int:
     from proxy.server.run import serve
 
     with contextlib.suppress(KeyboardInterrupt):
-        _run(serve(config, args.host, args.port, recorder=recorder, demo=args.demo_agents))
+        _run(serve(config, args.host, args.port, recorder=recorder, demo=args.demo_agents, adjust=_overrides(args)))
     return 0
+
+
+def _overrides(args: argparse.Namespace) -> Callable[[Config], Config]:
+    """The command line's overrides of a loaded config (`--admin-port`), applied again on reload."""
+
+    def adjust(config: Config) -> Config:
+        if args.admin_port:
+            return replace(config, admin=replace(config.admin, port=args.admin_port))
+        return config
+
+    return adjust
 
 
 def _workers_problem(args: argparse.Namespace, shared_state: bool) -> str | None:
@@ -125,23 +137,34 @@ def add_stats_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", help="config whose [admin] listener to ask "
                         "(default: config/proxy.toml when it exists, else http://127.0.0.1:9090)")
     parser.add_argument("--url", help="admin base URL (overrides the config), e.g. http://127.0.0.1:9090")
+    parser.add_argument("--token", help=f"admin token (default: the config's [admin] token, else ${TOKEN_ENV})")
+
+
+TOKEN_ENV = "STICKYROUTE_ADMIN_TOKEN"
 
 
 def run_stats(args: argparse.Namespace) -> int:
     """Print the JSON of GET /stats from the admin listener; exit 1 when it cannot be reached."""
     base = args.url
+    token = args.token
     path = args.config or (DEFAULT_CONFIG if os.path.exists(DEFAULT_CONFIG) else None)
-    if base is None and path is not None:
+    if path is not None and (base is None or token is None):
         config, problems = check_config(path)  # quietly: warnings are `check`'s business
         if config is None:
             for problem in problems:
                 if not problem.warning:
                     print(problem, file=sys.stderr)
             return 2
-        base = f"http://{config.admin.host}:{config.admin.port}"
+        base = base or f"http://{config.admin.host}:{config.admin.port}"
+        token = token or config.admin.token
     base = base or DEFAULT_ADMIN_URL
+    token = token or os.environ.get(TOKEN_ENV)
+    headers = {"authorization": f"Bearer {token}"} if token else {}
     try:
-        response = httpx.get(base.rstrip("/") + "/stats", timeout=5.0)
+        response = httpx.get(base.rstrip("/") + "/stats", headers=headers, timeout=5.0)
+        if response.status_code == 401:
+            print(f"stickyroute stats: {base}/stats: 401 {response.json().get('hint', '')}", file=sys.stderr)
+            return 1
         response.raise_for_status()
     except httpx.HTTPError as exc:
         print(f"stickyroute stats: cannot read {base}/stats: {exc}", file=sys.stderr)

@@ -22,7 +22,8 @@ from proxy.config.rulepack import (
     read_pack,
 )
 
-AGENT_KEYS = ("url", "channels", "description", "aliases", "keywords", "weak_keywords", "rules", "max_connections")
+AGENT_KEYS = ("url", "channels", "description", "aliases", "keywords", "weak_keywords", "rules", "max_connections",
+              "hidden")
 
 
 def check_name(table: Table, name: str, what: str) -> bool:
@@ -83,6 +84,7 @@ def _read_agent(name: str, table: Table, config_dir: Path,
         keywords=keywords,
         weak_keywords=weak,
         max_connections=table.integer("max_connections", minimum=1),
+        hidden=bool(table.boolean("hidden", False)),
     )
 
 

@@ -9,6 +9,8 @@ Rules (issue #2 "Config", issue #3 "Configuration"):
 - Routing: code defaults <- `[routing]` <- `overrides`.
 - Ids in bindings and thread routes are strings or integers, normalised with
   `proxy.config.ids.normalise_id` (`+1555...` -> `1555...`, `-100123` -> `"-100123"`).
+- `agents` (optional): the agents reachable on the channel, each a known agent, listed once;
+  the default agent and every binding's and thread route's agent must be among them.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ _SECRET_TOKEN = re.compile(r"[A-Za-z0-9_-]{1,256}")
 _BOT_USERNAME = re.compile(r"[A-Za-z0-9_]+")
 CHANNEL_KEYS = (
     "type", "path", "paths", "default_agent", "secret_token", "bot_username", "app_secret",
-    "verify_token", "overrides", "bindings", "thread_routes",
+    "verify_token", "overrides", "bindings", "thread_routes", "agents",
 )
 NO_SECRET = "no secret configured: anyone who knows the URL can post updates"
 
@@ -70,12 +72,42 @@ def _read_channel(name: str, table: Table, agent_names: Collection[str],
     if overrides is not None:
         overrides.reject_unknown(AUTO_ROUTE_KEYS + ROUTING_KEYS)
         routing = dataclasses.replace(routing, **routing_values(overrides))
-    bindings = _read_bindings(table, agent_names)
-    thread_routes = _read_thread_routes(table, agent_names)
+    allowed = _read_allowed(table, agent_names)
+    _check_reachable(table, "default_agent", default_agent, allowed)
+    bindings = _read_bindings(table, agent_names, allowed)
+    thread_routes = _read_thread_routes(table, agent_names, allowed)
     if kind is None or paths is None or default_agent is None:
         return None
     return Channel(name=name, type=kind, paths=paths, default_agent=default_agent,
-                   routing=routing, bindings=bindings, thread_routes=thread_routes, **secrets)
+                   routing=routing, bindings=bindings, thread_routes=thread_routes, agents=allowed, **secrets)
+
+
+def _read_allowed(table: Table, agent_names: Collection[str]) -> tuple[str, ...] | None:
+    """`agents`: the channel's reachable agents (None when absent: every agent)."""
+    items = table.indexed_strings("agents")
+    if items is None:
+        return None
+    if not items and not table.data["agents"]:
+        table.error("agents", "must not be empty (leave it out to reach every agent)")
+        return None
+    allowed: list[str] = []
+    for i, name in items:
+        if name not in agent_names:
+            table.error(f"agents[{i}]", f"no agent named {quote(name)}")
+        elif name in allowed:
+            table.error(f"agents[{i}]", f"{quote(name)} is listed twice")
+        else:
+            allowed.append(name)
+    return tuple(allowed)
+
+
+def _check_reachable(table: Table, key: str, agent: str | None, allowed: tuple[str, ...] | None,
+                     channel: Table | None = None) -> None:
+    """A Layer-1 target (`key` of `table`) must be among the channel's `agents` when it has a list."""
+    if agent is None or allowed is None or agent in allowed:
+        return
+    where = (channel or table).sub("agents")
+    table.error(key, f"{quote(agent)} is not among {where} (the agents reachable on this channel)")
 
 
 def _read_platform_keys(table: Table, kind: ChannelType | None) -> dict[str, str | None]:
@@ -174,8 +206,10 @@ def _read_id(table: Table, key: str) -> str | None:
     return normalised
 
 
-def _read_bindings(table: Table, agent_names: Collection[str]) -> tuple[Binding, ...]:
-    """`[[bindings]]`: exactly one of user or chat, plus agent; one binding per id."""
+def _read_bindings(table: Table, agent_names: Collection[str], allowed: tuple[str, ...] | None
+                   ) -> tuple[Binding, ...]:
+    """`[[bindings]]`: exactly one of user or chat, plus agent (among `allowed` when set); one
+    binding per id."""
     result = []
     seen: dict[tuple[str, str], str] = {}
     for item in table.tables("bindings"):
@@ -183,6 +217,7 @@ def _read_bindings(table: Table, agent_names: Collection[str]) -> tuple[Binding,
         present = [k for k in ("user", "chat") if item.has(k)]
         ids = {k: _read_id(item, k) for k in present}
         agent = _agent_ref(item, "agent", agent_names)
+        _check_reachable(item, "agent", agent, allowed, table)
         if len(present) != 1:
             item.error("", "expected exactly one of user or chat")
             continue
@@ -199,8 +234,10 @@ def _read_bindings(table: Table, agent_names: Collection[str]) -> tuple[Binding,
     return tuple(result)
 
 
-def _read_thread_routes(table: Table, agent_names: Collection[str]) -> tuple[ThreadRoute, ...]:
-    """`[[thread_routes]]`: chat, thread and agent, one route per (chat, thread)."""
+def _read_thread_routes(table: Table, agent_names: Collection[str], allowed: tuple[str, ...] | None
+                        ) -> tuple[ThreadRoute, ...]:
+    """`[[thread_routes]]`: chat, thread and agent (among `allowed` when set), one route per
+    (chat, thread)."""
     result = []
     seen: dict[tuple[str, str], str] = {}
     for item in table.tables("thread_routes"):
@@ -210,6 +247,7 @@ def _read_thread_routes(table: Table, agent_names: Collection[str]) -> tuple[Thr
                 item.error(key, "is required")
         chat, thread = _read_id(item, "chat"), _read_id(item, "thread")
         agent = _agent_ref(item, "agent", agent_names)
+        _check_reachable(item, "agent", agent, allowed, table)
         if chat is None or thread is None:
             continue
         if (chat, thread) in seen:

@@ -26,10 +26,12 @@ from proxy.config.model import (
 _PORT_MAX = 65535
 _WILDCARD_HOSTS = ("", "0.0.0.0", "::")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+MIN_TOKEN_CHARS = 16
+"""An admin token shorter than this is a warning (`stickyroute check`)."""
 
 ROUTING_KEYS = (
     "short_message_chars", "acknowledgements", "strong_weight", "weak_weight",
-    "max_conversations", "log_text",
+    "max_conversations", "log_text", "explicit_switches_per_minute",
 )
 AUTO_ROUTE_KEYS = (
     "auto_route", "auto_route_ttl_minutes", "auto_route_confidence_threshold",
@@ -70,6 +72,7 @@ def read_server(table: Table | None, config_dir: Path) -> ServerSettings:
         trusted_proxies=networks,
         ssl_certfile=_existing_file(table, "ssl_certfile", config_dir),
         ssl_keyfile=_existing_file(table, "ssl_keyfile", config_dir),
+        drain_s=table.number("drain_s"),
     )
     for key, other in (("ssl_certfile", "ssl_keyfile"), ("ssl_keyfile", "ssl_certfile")):
         if table.has(other) and not table.has(key):
@@ -90,13 +93,17 @@ def _existing_file(table: Table, key: str, config_dir: Path) -> str | None:
 
 
 def read_admin(table: Table | None, server: ServerSettings) -> AdminSettings:
-    """`[admin]`; its port may not clash with the webhook listener's."""
+    """`[admin]`; its port may not clash with the webhook listener's; a short `token` is a warning."""
     if table is None:
         return AdminSettings()
     table.reject_unknown(f.name for f in fields(AdminSettings))
+    token = table.string("token")
+    if token is not None and len(token) < MIN_TOKEN_CHARS:
+        table.problems.warn(table.sub("token"), f"shorter than {MIN_TOKEN_CHARS} characters: easy to guess")
     admin = AdminSettings(**_present(
         host=table.string("host"),
         port=table.integer("port", minimum=1, maximum=_PORT_MAX),
+        token=token,
     ))
     same_host = admin.host == server.host or {admin.host, server.host} & set(_WILDCARD_HOSTS)
     if table.has("port") and admin.port == server.port and same_host:
@@ -177,4 +184,5 @@ def routing_values(table: Table) -> dict[str, Any]:
         weak_weight=table.integer("weak_weight"),
         max_conversations=table.integer("max_conversations", minimum=1),
         log_text=table.boolean("log_text"),
+        explicit_switches_per_minute=table.number("explicit_switches_per_minute"),
     )

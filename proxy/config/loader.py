@@ -1,6 +1,6 @@
 """Read a stickyroute TOML config file into the frozen `Config` model, reporting every problem.
 
-    load_config(path, env=None) -> Config          raises ConfigError(every error)
+    load_config(path, env=None, warn=True) -> Config   raises ConfigError(every error)
     check_config(path, env=None) -> (Config | None, [ConfigProblem])   errors and warnings
 
 The file is parsed with tomlkit and converted to plain Python values; `${NAME}` in any string
@@ -44,8 +44,9 @@ TOP_LEVEL_KEYS = ("server", "admin", "upstream", "routing", "classifier", "state
 log = logging.getLogger("stickyroute.config")
 
 
-def load_config(path: str | Path, env: Mapping[str, str] | None = None) -> Config:
-    """The validated config at `path`; warnings are logged.
+def load_config(path: str | Path, env: Mapping[str, str] | None = None, *, warn: bool = True) -> Config:
+    """The validated config at `path`; warnings are logged unless `warn` is False (tools that
+    only read a config, such as `explain` and `replay`, leave them to `check` and `serve`).
 
     Raises ConfigError listing every error of the file (never only the first).
     """
@@ -53,8 +54,9 @@ def load_config(path: str | Path, env: Mapping[str, str] | None = None) -> Confi
     errors = [p for p in problems if not p.warning]
     if config is None or errors:
         raise ConfigError(errors)
-    for problem in problems:
-        log.warning("config warning: %s", problem)
+    if warn:
+        for problem in problems:
+            log.warning("config warning: %s", problem)
     return config
 
 
@@ -110,7 +112,7 @@ def _warn_keywordless(problems: Problems, agents: Mapping[str, Agent],
     which = (f"channel {heuristic[0]} uses" if len(heuristic) == 1
              else f"channels {', '.join(heuristic)} use")
     for agent in agents.values():
-        if not agent.keywords:
+        if not agent.keywords and not agent.hidden:  # hidden: the gate never suggests it anyway
             problems.warn(f"agents.{agent.name}.keywords",
                           f"no keywords while {which} sticky_heuristic: "
                           "the keyword gate never suggests this agent")

@@ -47,14 +47,19 @@ class ServerSettings:
     """CIDRs whose X-Forwarded-* headers are extended rather than replaced."""
     ssl_certfile: str | None = None
     ssl_keyfile: str | None = None
+    drain_s: float = 25.0
+    """Graceful shutdown (SIGTERM): how long in-flight webhooks may still finish (seconds); a
+    request still running then is answered 503 so the platform retries it."""
 
 
 @dataclass(frozen=True, slots=True)
 class AdminSettings:
-    """`[admin]`: the separate listener for /healthz, /readyz, /stats, /metrics."""
+    """`[admin]`: the separate listener: /healthz, /readyz, /metrics for everyone; /stats and
+    the admin API under /v1/ with `Authorization: Bearer <token>` (no token: those answer 401)."""
 
     host: str = "127.0.0.1"
     port: int = 9090
+    token: str | None = field(default=None, repr=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,6 +113,9 @@ class RoutingSettings:
     contest_confirm: bool = False
     """sticky_heuristic: ask the classifier when another agent (>= confidence_threshold) ties the
     current agent's effective score at the top, instead of counting it as agreement."""
+    explicit_switches_per_minute: float = 10.0
+    """Explicit switches (`/agent <name>`, `@name`) one sender may make per minute on a channel
+    (a token bucket shared by the replicas); over it the switch is ignored (`explicit_limited`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,6 +136,9 @@ class Agent:
     weak_keywords: tuple[str, ...] = ()
     max_connections: int | None = None
     """This agent's pool size; None: `upstream.max_connections`."""
+    hidden: bool = False
+    """Never listed by `/agent`, never chosen by `/agent`, `@name`, the classifier or keywords:
+    reached only through Layer 1 (bindings, thread routes, a channel default)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,6 +177,12 @@ class Channel:
     """WhatsApp/Meta app secret: key of the `X-Hub-Signature-256` HMAC-SHA256."""
     verify_token: str | None = field(default=None, repr=False)
     """WhatsApp GET verification `hub.verify_token`."""
+    agents: tuple[str, ...] | None = None
+    """The agents reachable on this channel (`channels.<name>.agents`); None: every agent."""
+
+    def allows(self, agent: str) -> bool:
+        """True when `agent` may be reached on this channel (its `agents` list, default all)."""
+        return self.agents is None or agent in self.agents
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,6 +1,6 @@
 """The ASGI shell of the webhook listener: read the body once (capped), hand it over, send the reply.
 
-    create_app(config, handle, lifespan) -> Starlette
+    create_app(config, handle, lifespan, rejected) -> Starlette
 
 Each configured channel path is a raw ASGI endpoint (`WebhookEndpoint`) mounted in the Starlette
 application: it reads the body from `receive` once, capped at `server.max_body_bytes` (413
@@ -11,6 +11,8 @@ is 404. No Request/Response objects on the webhook path: the scope already has w
 While the dispatcher runs, `receive` is watched for `http.disconnect` (`hangup.watching`): a
 platform that hangs up cancels the upstream request (its pooled connection is freed at once), the
 dispatcher releases the delivery (the platform's retry is forwarded again), and no reply is sent.
+What the app answers itself (413 `too_large`, 400 `disconnected`, 404 `not_found`) is reported
+to `rejected(channel or None, status, reason)` (the accounting), so every request is counted.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ __all__ = ["WebhookEndpoint", "create_app"]
 log = logging.getLogger("stickyroute.dispatch")
 
 Handle = Callable[[Channel, Inbound], Awaitable[Reply]]
+Rejected = Callable[[Channel | None, int, str], None]
 _METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]
 _TEXT = [(b"content-type", b"text/plain; charset=utf-8")]
 
@@ -65,10 +68,11 @@ async def _send(send: Send, reply: Reply) -> None:
 class WebhookEndpoint:
     """The raw ASGI endpoint of one channel's path(s)."""
 
-    def __init__(self, channel: Channel, handle: Handle, max_body_bytes: int) -> None:
+    def __init__(self, channel: Channel, handle: Handle, max_body_bytes: int, rejected: Rejected | None = None) -> None:
         self.channel = channel
         self.handle = handle
         self.max_body_bytes = max_body_bytes
+        self.rejected = rejected
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         headers: list[tuple[bytes, bytes]] = list(scope["headers"])
@@ -81,9 +85,13 @@ class WebhookEndpoint:
         try:
             body = await read_capped(_chunks(receive), self.max_body_bytes, declared)
         except BodyTooLarge as exc:
+            if self.rejected is not None:
+                self.rejected(self.channel, 413, "too_large")
             await _send(send, Reply(413, list(_TEXT), f"body larger than {exc.limit} bytes".encode()))
             return
         except _Disconnected:
+            if self.rejected is not None:
+                self.rejected(self.channel, 400, "disconnected")
             await _send(send, Reply(400))
             return
         client = scope.get("client")
@@ -103,18 +111,21 @@ class WebhookEndpoint:
         await _send(send, reply)
 
 
-async def _not_found(_request: Request) -> Response:
-    return PlainTextResponse("not found", status_code=404)
-
-
-def create_app(config: Config, handle: Handle, lifespan: Lifespan[Starlette] | None = None) -> Starlette:
+def create_app(config: Config, handle: Handle, lifespan: Lifespan[Starlette] | None = None,
+               rejected: Rejected | None = None) -> Starlette:
     """The public webhook app: one `WebhookEndpoint` per channel path, 404 elsewhere."""
     limit = config.server.max_body_bytes
     routes = [
-        Route(path, WebhookEndpoint(channel, handle, limit), methods=_METHODS)
+        Route(path, WebhookEndpoint(channel, handle, limit, rejected), methods=_METHODS)
         for channel in config.channels.values() for path in channel.paths
     ]
-    routes.append(Route("/{path:path}", _not_found, methods=_METHODS))
+
+    async def not_found(_request: Request) -> Response:
+        if rejected is not None:
+            rejected(None, 404, "not_found")
+        return PlainTextResponse("not found", status_code=404)
+
+    routes.append(Route("/{path:path}", not_found, methods=_METHODS))
     return Starlette(routes=routes, lifespan=lifespan or _no_lifespan)
 
 

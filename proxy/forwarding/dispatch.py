@@ -5,27 +5,38 @@
                agent ─▶ Leg.forward ─▶ DeliveryLog.complete | fail ─▶ Reply
 
 Knows no platform: every platform question goes to the channel's adapter (`proxy.channels`).
-One path for one or many envelopes. Reads the clock once per request. Nothing the proxy parses
-can produce a 5xx: a body that is not a known shape goes to the channel default unchanged (reason
-`unparsed`); only an agent that is down (502) or too slow (504) does, so the platform retries
-and nothing is lost. The platform gets a 2xx only when every item reached an agent with a 2xx.
+One path for one or many envelopes. Reads the wall clock once per request (and a monotonic timer
+around each forward). Nothing the proxy parses can produce a 5xx: a body that is not a known shape
+goes to the channel default unchanged (reason `unparsed`); only an agent that is down (502) or too
+slow (504) does, so the platform retries and nothing is lost. The platform gets a 2xx only when
+every item reached an agent with a 2xx.
+
+Every request is accounted for in one place (`proxy.observe.Accounting.request`, in `handle`'s
+`finally`): each routed item with the status its part got, or the request as a whole (handshake,
+401, non-POST, unparsed, redelivery); a request cut short (cancelled at the shutdown deadline)
+is accounted as the 503 the server answers for it. Each forward is timed and its failure kind
+counted (`Accounting.upstream`, in `_forward`).
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 from collections.abc import Callable, Sequence
 
+from prometheus_client import CollectorRegistry
+
+from proxy import clock as clocks
 from proxy.channels import ADAPTERS, BodyPart, ChannelAdapter, Request, SplitError
-from proxy.config.model import Channel, Config
+from proxy.config.model import Agent, Channel, Config
 from proxy.errors import UnparsedUpdate, UpstreamError, UpstreamTimeout
 from proxy.forwarding.inbound import Inbound
 from proxy.forwarding.late import LateAnswers
-from proxy.forwarding.leg import Forwarding
+from proxy.forwarding.leg import REPLY_DROPPED, Forwarding
 from proxy.forwarding.offload import Breather, chunks, offload
-from proxy.forwarding.replies import as_redelivery, text_reply
+from proxy.forwarding.pending import Item, Pending
+from proxy.forwarding.replies import answer_of, as_redelivery, summary, text_reply
+from proxy.observe import Accounting
 from proxy.reply import Reply
 from proxy.routing.engine import Decision
 from proxy.routing.envelope import Envelope
@@ -33,70 +44,89 @@ from proxy.routing.router import Router
 from proxy.state.base import Claim, ClaimState, DecisionMemo, DeliveryKey, DeliveryLog
 
 log = logging.getLogger("stickyroute.dispatch")
-decision_log = logging.getLogger("stickyroute.decision")
+CUT_STATUS = 503
+"""What a request cut short (cancelled) is accounted as: the server answers it 503."""
 
 RecordHook = Callable[[Inbound, float, Sequence[Decision | None]], None]
 """`serve --record`: called once per authenticated request when it is answered, with the decision
 of each envelope of the body in body order (a redelivered item: its first decision, or None)."""
-_Item = tuple[Envelope, Decision, DeliveryKey]
 _Lates = dict[DeliveryKey, "asyncio.Future[Reply]"]
 
 
 class Dispatcher:
     """Handles inbound requests of every channel; one per running config.
 
-    `clock()` returns seconds (wall time: routes and deliveries). `settle_s` bounds how long a
-    retry waits for an earlier attempt still in flight (default: the upstream deadline plus the
-    classifier timeout, plus one second).
+    `clock()` returns seconds (wall time: routes and deliveries); `timer()` seconds on a
+    monotonic clock (upstream latency). `settle_s` bounds how long a retry waits for an earlier
+    attempt still in flight (default: the upstream deadline plus the classifier timeout, plus
+    one second). `accounting` gets every request and forward (default: its own, unexported).
     """
 
     def __init__(self, config: Config, router: Router, deliveries: DeliveryLog, leg: Forwarding,
-                 clock: Callable[[], float], recorder: RecordHook | None = None, settle_s: float | None = None) -> None:
+                 clock: Callable[[], float], recorder: RecordHook | None = None, settle_s: float | None = None,
+                 accounting: Accounting | None = None, timer: Callable[[], float] = clocks.monotonic) -> None:
         self.config = config
         self.router = router
         self.deliveries = deliveries
         self.leg = leg
         self.clock = clock
+        self.timer = timer
         self.recorder = recorder
         self.late = LateAnswers(deliveries, clock)
+        self.accounting = accounting if accounting is not None else Accounting(CollectorRegistry(), clock)
         upstream = config.upstream
         self.settle_s = settle_s if settle_s is not None else (
             upstream.connect_timeout_s + upstream.timeout_s + config.classifier.timeout_s + 1.0)
+        self._listed: dict[str, tuple[Agent, ...]] = {
+            name: tuple(config.agents[a] for a in router.rules(name).agents) for name in config.channels}
+        """The agents `/agent` alone lists on each channel (reachable, not hidden)."""
 
     async def handle(self, channel: Channel, inbound: Inbound) -> Reply:
         """Answer one request on `channel`'s path (never raises for bad input)."""
+        now = self.clock()
+        pending = Pending()
+        reply: Reply | None = None
+        try:
+            reply = await self._answer(channel, inbound, now, pending)
+            return reply
+        finally:
+            status = reply.status if reply is not None else CUT_STATUS
+            self.accounting.request(channel, now, pending.entries(status), status, inbound.method)
+            if self.recorder is not None and pending.decisions is not None:
+                self.recorder(inbound, now, pending.decisions)
+
+    async def _answer(self, channel: Channel, inbound: Inbound, now: float, pending: Pending) -> Reply:
         adapter = ADAPTERS[channel.type]
         answer = adapter.handshake(channel, inbound.method, inbound.query)
         if answer is not None:
+            pending.verdict = Decision("", "handshake")
             return answer
         size = len(inbound.body)
         request = Request(inbound.method, inbound.query, inbound.headers, inbound.body)
         if not await offload(size, adapter.authenticate, channel, request):
             log.warning("rejected request on %s: authentication failed", channel.name)
+            pending.verdict = Decision("", "unauthorized")
             return text_reply(401, "unauthorized")
-        now = self.clock()
-        decisions: list[Decision | None] = []
-        try:
-            return await self._route(adapter, channel, inbound, now, decisions)
-        finally:
-            if self.recorder is not None:
-                self.recorder(inbound, now, decisions)
+        pending.decisions = []
+        return await self._route(adapter, channel, inbound, now, pending)
 
     async def _route(self, adapter: ChannelAdapter, channel: Channel, inbound: Inbound, now: float,
-                     decisions: list[Decision | None]) -> Reply:
+                     pending: Pending) -> Reply:
         """Forward an authenticated request: non-POST and unparsed bodies to the default, else
-        deliver its envelopes; `decisions` gets each envelope's decision (for the recorder)."""
+        deliver its envelopes."""
         if inbound.method != "POST":
-            return await self._forward(channel, inbound, Decision(channel.default_agent, "default"))
+            pending.verdict = Decision(channel.default_agent, "default")
+            return await self._forward(channel, inbound, pending.verdict)
         try:
             envelopes = await offload(len(inbound.body), adapter.parse, inbound.body, inbound.headers, channel.name)
         except UnparsedUpdate as exc:
             log.warning("unparsed update on %s forwarded to %s: %s", channel.name, channel.default_agent, exc)
-            return await self._forward(channel, inbound, Decision(channel.default_agent, "unparsed"))
-        return await self._deliver(adapter, channel, inbound, envelopes, now, decisions)
+            pending.verdict = Decision(channel.default_agent, "unparsed")
+            return await self._forward(channel, inbound, pending.verdict)
+        return await self._deliver(adapter, channel, inbound, envelopes, now, pending)
 
     async def _deliver(self, adapter: ChannelAdapter, channel: Channel, inbound: Inbound,
-                       envelopes: Sequence[Envelope], now: float, decisions: list[Decision | None]) -> Reply:
+                       envelopes: Sequence[Envelope], now: float, pending: Pending) -> Reply:
         """Claim the envelopes' deliveries, forward the ones this request holds, answer."""
         keys = [(channel.name, i) for i in adapter.delivery_ids(envelopes, inbound.body)]
         distinct = list(dict.fromkeys(keys))
@@ -108,17 +138,20 @@ class Dispatcher:
             settled = await asyncio.gather(*(self.deliveries.settle(k, now, self.settle_s) for k in waiting))
             claims.update(zip(waiting, settled, strict=True))
         owned = [k for k, c in claims.items() if c.state is ClaimState.FIRST]
-        earlier = [_answer_of(c) for c in claims.values() if c.state is not ClaimState.FIRST]
+        earlier = [answer_of(c) for c in claims.values() if c.state is not ClaimState.FIRST]
+        decisions = pending.decisions if pending.decisions is not None else []
         if not owned:
-            decisions.extend(Decision(c.memo.agent, c.memo.reason) if c.memo is not None else None
-                             for c in (claims[k] for k in keys))
-            return self._redelivered(channel, earlier)
+            firsts = [claims[k].memo for k in keys]
+            decisions.extend(Decision(m.agent, m.reason) if m is not None else None for m in firsts)
+            agents = {m.agent for m in firsts if m is not None}
+            pending.verdict = Decision(agents.pop() if len(agents) == 1 else "", "redelivery")
+            return self._redelivered(earlier)
         if earlier:
             log.info("batch on %s: %d of %d item(s) answered earlier, forwarding the rest",
                      channel.name, len(earlier), len(claims))
         mine = set(owned)
-        items: list[_Item] = []
-        outcomes: dict[DeliveryKey, Reply] = {}
+        items = pending.items
+        outcomes = pending.outcomes
         lates: _Lates = {}
         try:
             breathe = Breather()
@@ -137,12 +170,13 @@ class Dispatcher:
             await self._end(owned, outcomes, memos, now, lates)
         if len(outcomes) == len(owned) and not earlier and len({id(r) for r in outcomes.values()}) == 1:
             return reply
-        return _summary(list({id(r): r for r in outcomes.values()}.values()) + earlier)
+        return summary(list({id(r): r for r in outcomes.values()}.values()) + earlier)
 
     async def _decide(self, channel: Channel, envelope: Envelope, claim: Claim, now: float) -> Decision:
-        """The router's decision, or the first attempt's (a retry goes where the first went);
-        a bug while deciding sends the item to the default (never a 5xx)."""
-        if claim.memo is not None:
+        """The router's decision, or the first attempt's (a retry goes where the first went, unless
+        a reload removed that agent); a bug while deciding sends the item to the default (never
+        a 5xx)."""
+        if claim.memo is not None and claim.memo.agent in self.config.agents:
             return Decision(claim.memo.agent, claim.memo.reason)
         try:
             return await self.router.decide(channel.name, envelope, now)
@@ -150,17 +184,17 @@ class Dispatcher:
             log.exception("routing failed on %s; forwarding to the default %s", channel.name, channel.default_agent)
             return Decision(channel.default_agent, "routing_error")
 
-    async def _send(self, adapter: ChannelAdapter, channel: Channel, inbound: Inbound, items: list[_Item],
+    async def _send(self, adapter: ChannelAdapter, channel: Channel, inbound: Inbound, items: list[Item],
                     total: int, outcomes: dict[DeliveryKey, Reply], lates: _Lates) -> Reply:
         """Forward `items`: the body unchanged when they are all of it and go to one agent, else
         one part per agent; record each item's part reply in `outcomes`."""
         if len(items) == 1 and items[0][1].list_agents:
             envelope, decision, key = items[0]
-            listing = adapter.agent_list(envelope, tuple(self.config.agents.values()), decision.agent)
+            listing = adapter.agent_list(envelope, self._listed[channel.name], decision.agent)
             if listing is not None:
                 outcomes[key] = listing
                 return listing
-        groups: dict[str, list[_Item]] = {}
+        groups: dict[str, list[Item]] = {}
         for item in items:
             groups.setdefault(item[1].agent, []).append(item)
         parts: dict[str, BodyPart] | None = None
@@ -192,9 +226,11 @@ class Dispatcher:
         """The agent's reply, or the proxy's error answer; an exchange still running after its 504
         goes to `late[index]` (None: nobody keeps its answer)."""
         agent = self.config.agents[decision.agent]
+        started = self.timer()
         try:
-            return await self.leg.forward(inbound, agent, channel.name, decision.reason, part)
+            reply = await self.leg.forward(inbound, agent, channel.name, decision.reason, part)
         except UpstreamError as exc:
+            self.accounting.upstream(agent.name, self.timer() - started, exc.kind)
             log.warning("upstream %s failed for %s: %s", decision.agent, channel.name, exc)
             if isinstance(exc, UpstreamTimeout) and exc.late is not None:
                 if late is None:
@@ -203,6 +239,9 @@ class Dispatcher:
                     late[index] = exc.late
             what = _WHAT.get(exc.kind, "failed")
             return text_reply(exc.status_code, f"upstream {decision.agent} {what}", decision.reason)
+        dropped = reply.header(REPLY_DROPPED) is not None  # over the reply cap: relayed without its body
+        self.accounting.upstream(agent.name, self.timer() - started, "too_large" if dropped else None)
+        return reply
 
     async def _end(self, owned: list[DeliveryKey], outcomes: dict[DeliveryKey, Reply],
                    memos: dict[DeliveryKey, DecisionMemo], now: float, lates: _Lates) -> None:
@@ -225,35 +264,18 @@ class Dispatcher:
         async for chunk in chunks(unanswered):
             await self.deliveries.fail(chunk, None, now, _memos_of(chunk, memos))
 
-    def _redelivered(self, channel: Channel, answers: list[Reply]) -> Reply:
+    @staticmethod
+    def _redelivered(answers: list[Reply]) -> Reply:
         """Every item was answered by an earlier attempt: its answer again, not forwarded."""
-        self.router.count(channel.name, "redelivery")
         distinct = list({(r.status, tuple(r.headers), r.body): r for r in answers}.values())
         reply = distinct[0] if len(distinct) == 1 else None
         if reply is None and not all(r.ok for r in distinct):
-            reply = _summary(distinct)
-        decision_log.info("%s", json.dumps({"channel": channel.name, "reason": "redelivery",
-                                            "status": reply.status if reply else 200}))
+            reply = summary(distinct)
         return as_redelivery(reply)
 
 
-_WHAT = {"timeout": "timed out", "unreachable": "unreachable", "pool_exhausted": "has no free connection"}
+_WHAT = {"timeout": "timed out", "refused": "unreachable", "pool_exhausted": "has no free connection"}
 
 
 def _memos_of(keys: Sequence[DeliveryKey], memos: dict[DeliveryKey, DecisionMemo]) -> dict[DeliveryKey, DecisionMemo]:
     return {k: memos[k] for k in keys if k in memos}
-
-
-def _answer_of(claim: Claim) -> Reply:
-    """The answer an earlier attempt gave (DONE, FAILED), or 504 while it is still in flight."""
-    if claim.reply is not None:
-        return claim.reply
-    return text_reply(504, "an earlier attempt of this update is still in flight")
-
-
-def _summary(replies: list[Reply]) -> Reply:
-    """The platform's answer for a split batch: 200 only when every part got a 2xx, else 502."""
-    if all(r.ok for r in replies):
-        return text_reply(200, "ok")
-    failed = [r.status for r in replies if not r.ok]
-    return text_reply(502, f"{len(failed)} of {len(replies)} parts failed: {failed}")

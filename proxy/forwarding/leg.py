@@ -28,10 +28,11 @@ timeout_s` after forwarding started, and the exchange goes on for up to `late_an
 Errors, translated in one place (`translate`; statuses in proxy/errors.py); `failures` counts
 them per (agent, kind):
 
-    cannot connect (refused, DNS, connect timeout)      -> UpstreamConnectError  (502) unreachable
+    cannot connect (refused, DNS, connect timeout)      -> UpstreamConnectError  (502) refused
     every pooled connection busy past connect_timeout_s -> UpstreamPoolExhausted (503) pool_exhausted
     no reply in time (read, total deadline)             -> UpstreamTimeout       (504) timeout
     any other client error, invalid URL                 -> UpstreamError         (502) error
+    a reply over `max_reply_bytes`: relayed without its body (kind too_large; see `Leg.forward`)
 """
 
 from __future__ import annotations
@@ -209,7 +210,7 @@ class Leg:
                 try:
                     data = await read_capped(response.content.iter_any(), self.max_reply_bytes)
                 except BodyTooLarge:
-                    self.failures[(agent.name, "reply_too_large")] += 1
+                    self.failures[(agent.name, "too_large")] += 1
                     return _without_body(response.status, relayed, self.max_reply_bytes)
                 return Reply(response.status, relayed, data)
         except UpstreamError as exc:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from proxy.reply import Reply
+from proxy.state.base import Claim
 
 TEXT = b"text/plain; charset=utf-8"
 REASON = b"x-stickyroute-reason"
@@ -23,3 +24,18 @@ def as_redelivery(reply: Reply | None) -> Reply:
         return text_reply(200, "ok", reason="redelivery")
     headers = [h for h in reply.headers if h[0].lower() != REASON]
     return Reply(reply.status, headers + [(REASON, b"redelivery")], reply.body)
+
+
+def answer_of(claim: Claim) -> Reply:
+    """The answer an earlier attempt gave (DONE, FAILED), or 504 while it is still in flight."""
+    if claim.reply is not None:
+        return claim.reply
+    return text_reply(504, "an earlier attempt of this update is still in flight")
+
+
+def summary(replies: list[Reply]) -> Reply:
+    """The platform's answer for a split batch: 200 only when every part got a 2xx, else 502."""
+    if all(r.ok for r in replies):
+        return text_reply(200, "ok")
+    failed = [r.status for r in replies if not r.ok]
+    return text_reply(502, f"{len(failed)} of {len(replies)} parts failed: {failed}")

@@ -117,7 +117,7 @@ def _cell(value: object) -> str:
 def _load_config(path: str) -> Config:
     from proxy.config.loader import load_config
 
-    return load_config(path)
+    return load_config(path, warn=False)  # warnings are `check`'s and `serve`'s business
 
 
 def _first_telegram_routing(config: Config) -> RoutingSettings:

@@ -18,7 +18,7 @@ import sys
 
 from proxy.channels import lists_agents
 from proxy.config.model import Config
-from proxy.routing.engine import Decision, NeedsClassification, Purpose, decide
+from proxy.routing.engine import Decision, NeedsClassification, NeedsPermit, Purpose, decide
 from proxy.routing.envelope import Envelope, MessageKind
 from proxy.routing.rules import build_rules
 from proxy.state.route import Route
@@ -27,9 +27,19 @@ NOW = 1_700_000_000.0
 SENDER = "1"
 
 
+Outcome = Decision | NeedsClassification | NeedsPermit
+
+
 def explain(config: Config, channel_name: str, text: str, current: str | None = None,
             candidate: str | None = None, counter: int = 0, now: float = NOW) -> str:
     """The explanation as text (lines joined by newlines). Raises KeyError for an unknown channel."""
+    return "\n".join(explain_outcome(config, channel_name, text, current, candidate, counter, now)[0])
+
+
+def explain_outcome(config: Config, channel_name: str, text: str, current: str | None = None,
+                    candidate: str | None = None, counter: int = 0, now: float = NOW) -> tuple[list[str], Outcome]:
+    """The explanation's lines and the engine's outcome (the admin API shows both). Raises
+    KeyError for an unknown channel."""
     channel = config.channels[channel_name]
     rules = build_rules(config, channel, lists_agents=lists_agents(channel.type))
     settings = rules.settings
@@ -45,7 +55,7 @@ def explain(config: Config, channel_name: str, text: str, current: str | None = 
              f"message: {text!r}",
              f"route: {_route_text(route)}",
              "scores (raw keyword points; effective = raw + bonus for the current agent):"]
-    width = max(len(a) for a in rules.agents)
+    width = max((len(a) for a in rules.agents), default=0)
     effective = {}
     for agent in rules.agents:
         raw = scores.get(agent, 0)
@@ -63,8 +73,8 @@ def explain(config: Config, channel_name: str, text: str, current: str | None = 
         verdict = ">=" if scores.get(top_agent, 0) >= settings.confidence_threshold else "<"
         lines.append(f"top effective score: {leader} {top}; raw {scores.get(top_agent, 0)} {verdict} threshold"
                      f" {settings.confidence_threshold}")
-    lines += _outcome_lines(outcome, route)
-    return "\n".join(lines)
+    lines += _outcome_lines(outcome, route, settings.explicit_switches_per_minute)
+    return lines, outcome
 
 
 def _route_text(route: Route | None) -> str:
@@ -83,7 +93,14 @@ def _counter_text(before: Route | None, after: Route | None) -> str:
     return f"counter: {show(before)} -> {show(after)}"
 
 
-def _outcome_lines(outcome: Decision | NeedsClassification, route: Route | None) -> list[str]:
+def _outcome_lines(outcome: Outcome, route: Route | None,
+                   switches_per_minute: float) -> list[str]:
+    if isinstance(outcome, NeedsPermit):
+        granted, refused = outcome.granted, outcome.refused
+        return [_counter_text(route, granted.store),
+                f"decision: {granted.agent} ({granted.reason}) while the sender has explicit switches left "
+                f"(explicit_switches_per_minute {switches_per_minute:g}),",
+                f"  else stay on {refused.agent} ({refused.reason})"]
     if isinstance(outcome, NeedsClassification):
         head = [_counter_text(route, outcome.route),
                 f"decision: ask the classifier ({outcome.purpose.value})"
@@ -114,7 +131,7 @@ def run(args: argparse.Namespace) -> int:
     """Load the config, print the explanation; 0, or 2 for an unknown channel or agent."""
     from proxy.config.loader import load_config
 
-    config = load_config(args.config)
+    config = load_config(args.config, warn=False)  # warnings are `check`'s and `serve`'s business
     if args.channel not in config.channels:
         print(f"explain: no channel {args.channel!r} in {args.config}", file=sys.stderr)
         return 2

@@ -1,9 +1,13 @@
 """Layer 2: the auto-route strategies as a pure function of (envelope, route, rules, now).
 
-`decide()` returns a `Decision` (agent, reason, what to write) or a `NeedsClassification`; the
-caller awaits the classifier and hands the answer to `conclude()`, which returns the `Decision`.
+`decide()` returns a `Decision` (agent, reason, what to write), a `NeedsClassification` (the
+caller awaits the classifier and hands the answer to `conclude()`, which returns the `Decision`)
+or a `NeedsPermit` (an explicit switch: the caller spends one of the sender's
+`explicit_switches_per_minute` and takes `granted`, or `refused` when none is left).
 No I/O, no clock: `now` is seconds on the caller's clock. The semantics are issue #3's contract
-and every branch names its reason (see README "Decision reasons").
+(allow-lists: issue #11) and every branch names its reason (see README "Decision reasons").
+A `Decision` says whether it `switched` the conversation to another agent: a live route moved
+elsewhere, or an explicit switch (or `/agent auto`) away from where the conversation was.
 """
 
 from __future__ import annotations
@@ -38,6 +42,9 @@ class Decision:
     scores: Mapping[str, int] | None = None
     list_agents: bool = False
     classification: Classification | None = None
+    switched: bool = False
+    """The conversation moved to another agent (a live route switched, or an explicit switch or
+    `/agent auto` away from its route or the default)."""
 
 
 class Purpose(enum.Enum):
@@ -62,6 +69,15 @@ class NeedsClassification:
     route: Route | None
     scores: Mapping[str, int]
     candidate: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class NeedsPermit:
+    """An explicit switch: `granted` when the sender may still switch (one of its
+    `explicit_switches_per_minute` spent), else `refused` (stay, reason `explicit_limited`)."""
+
+    granted: Decision
+    refused: Decision
 
 
 _LONGEST_ACK_SCAN = 200
@@ -91,11 +107,15 @@ def is_short(text: str, short_chars: int) -> bool:
     return len(core) < short_chars
 
 
-def decide(envelope: Envelope, route: Route | None, rules: ChannelRules, now: float) -> Decision | NeedsClassification:
+def decide(envelope: Envelope, route: Route | None, rules: ChannelRules, now: float
+           ) -> Decision | NeedsClassification | NeedsPermit:
     """Layer-2 decision for an envelope whose Layer-1 result is the channel default.
 
-    `route` is the conversation's live route at `now` (the store already dropped expired ones).
+    `route` is the conversation's live route at `now` (the store already dropped expired ones);
+    a route to an agent the channel no longer reaches (`rules.reachable`) counts as none.
     """
+    if route is not None and rules.reachable is not None and route.agent not in rules.reachable:
+        route = None
     default = rules.default_agent
     current = route.agent if route is not None else default
     touched = route.touched(now) if route is not None else None
@@ -111,15 +131,18 @@ def decide(envelope: Envelope, route: Route | None, rules: ChannelRules, now: fl
         return Decision(current, "non_text", store=touched)
 
     text = envelope.text
-    explicit = parse_explicit(text, rules.names, rules.bot_username)
+    explicit = parse_explicit(text, rules.names, rules.bot_username, rules.choosable)
     if explicit.kind is ExplicitKind.SWITCH:
         new = Route(explicit.agent or default, chosen_at=now, last_active=now, explicit=True)
-        return Decision(new.agent, "explicit", store=new)
+        return NeedsPermit(Decision(new.agent, "explicit", store=new, switched=new.agent != current),
+                           Decision(current, "explicit_limited", store=touched))
     if explicit.kind is ExplicitKind.AUTO:
-        return Decision(default, "auto_reset", forget=route is not None)
+        return Decision(default, "auto_reset", forget=route is not None, switched=default != current)
     if explicit.kind is ExplicitKind.LIST:
         listing = rules.lists_agents
         return Decision(current, "explicit" if listing else _stay_reason(route), store=touched, list_agents=listing)
+    if explicit.kind is ExplicitKind.DENIED:
+        return Decision(current, "explicit_denied", store=touched)
     settings = rules.settings
     if settings.strategy is Strategy.OFF and route is None:
         return Decision(default, "default")
@@ -177,7 +200,7 @@ def _heuristic(text: str, route: Route, rules: ChannelRules, now: float) -> Deci
         switch = settings.keyword_switch_margin
         if switch is not None and top - second >= switch:
             new = Route(best, chosen_at=now, last_active=now)
-            return Decision(best, "keywords", store=new, scores=scores)
+            return Decision(best, "keywords", store=new, scores=scores, switched=True)
         counter = route.counter + 1 if route.candidate == best else 1
         pending = route.diverging(now, best, counter)
         early = settings.early_confirm_margin
@@ -224,11 +247,12 @@ def conclude(need: NeedsClassification, answer: Classification, rules: ChannelRu
             return Decision(route.agent, failed, store=route.touched(now), classification=answer)
         agent = chosen or default
         new = Route(agent, chosen_at=now, last_active=now)
-        return Decision(agent, "reclassified" if chosen else "classified_default", store=new, classification=answer)
+        return Decision(agent, "reclassified" if chosen else "classified_default", store=new, classification=answer,
+                        switched=agent != route.agent)
     reset = route.diverging(now, None, 0)
     if failed is not None:
         return Decision(route.agent, failed, store=reset, scores=scores, classification=answer)
     if chosen is None or chosen == route.agent:
         return Decision(route.agent, "llm_rejected", store=reset, scores=scores, classification=answer)
     new = Route(chosen, chosen_at=now, last_active=now)
-    return Decision(chosen, "llm_confirmed", store=new, scores=scores, classification=answer)
+    return Decision(chosen, "llm_confirmed", store=new, scores=scores, classification=answer, switched=True)

@@ -15,13 +15,16 @@ Rules (issue #3, "Explicit switches"):
   dash-separated part of a name when exactly one agent has it (`@ops` -> `ops-agent`). Unknown or
   ambiguous names are ignored (`@dana` is a person). Two or more different agents named in one
   message: no switch.
+- Who may be chosen (issue #11): with `allowed` given, an agent outside it (not on the channel's
+  `agents` list, or `hidden`) is never chosen: `/agent <it>` is DENIED (changes nothing, like an
+  unknown name) and `@<it>` is ignored like an unknown name.
 """
 
 from __future__ import annotations
 
 import enum
 import re
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 
 _COMMAND = re.compile(r"^/agent(?:@(?P<bot>[A-Za-z0-9_]+))?(?=\s|$)(?:\s+(?P<arg>\S+))?", re.IGNORECASE)
@@ -37,11 +40,12 @@ class ExplicitKind(enum.Enum):
     AUTO = "auto"          # `/agent auto`: drop the explicit route, back to auto-routing
     LIST = "list"          # `/agent` alone: list the agents
     UNKNOWN = "unknown"    # `/agent <name>` naming no agent (or an ambiguous one): change nothing
+    DENIED = "denied"      # `/agent <name>` naming an agent that may not be chosen here: change nothing
 
 
 @dataclass(frozen=True, slots=True)
 class ExplicitSwitch:
-    """Parsed explicit instruction; `agent` is set for SWITCH only."""
+    """Parsed explicit instruction; `agent` is set for SWITCH and DENIED only."""
 
     kind: ExplicitKind
     agent: str | None = None
@@ -87,8 +91,10 @@ def _addressed_elsewhere(text: str, bot_username: str | None) -> bool:
     return match is not None and (bot_username is None or match.group("bot").casefold() != bot_username.casefold())
 
 
-def parse_explicit(text: str | None, names: AgentNames, bot_username: str | None) -> ExplicitSwitch:
-    """Read the explicit instruction in a message text (see the module rules)."""
+def parse_explicit(text: str | None, names: AgentNames, bot_username: str | None,
+                   allowed: Collection[str] | None = None) -> ExplicitSwitch:
+    """Read the explicit instruction in a message text (see the module rules); `allowed` (None:
+    every agent) are the agents an explicit switch may choose."""
     if not text or ("@" not in text and "/" not in text):
         return NO_SWITCH  # neither a command nor a mention can be in it
     stripped = text.strip()
@@ -110,6 +116,8 @@ def parse_explicit(text: str | None, names: AgentNames, bot_username: str | None
         agent = names.lookup(name)
         if agent is None:
             return ExplicitSwitch(ExplicitKind.UNKNOWN)
+        if allowed is not None and agent not in allowed:
+            return ExplicitSwitch(ExplicitKind.DENIED, agent)
         named.add(agent)
         rest = stripped[command.end():]
     else:
@@ -117,7 +125,8 @@ def parse_explicit(text: str | None, names: AgentNames, bot_username: str | None
     at = rest.find("@")
     while at != -1:  # only where an "@" is: the mention pattern anchored there (lookbehind included)
         match = _MENTION.match(rest, at)
-        if match is not None and (agent := names.lookup(match.group("name"))) is not None:
+        if match is not None and (agent := names.lookup(match.group("name"))) is not None and (
+                allowed is None or agent in allowed):
             named.add(agent)
         at = rest.find("@", at + 1)
     if len(named) == 1:

@@ -2,55 +2,56 @@
 
 For each envelope: Layer 1 (`Layer1.match`), then, when it resolved to the channel default,
 Layer 2 under the conversation's lease (`ConversationState.acquire`): the pure engine decides
-(`engine.decide`), the classifier is awaited only when the engine asks, `engine.conclude` turns
-its answer into the Decision, and `ConversationState.commit` applies the decision's writes in one
-step. Decisions of one conversation are serialised (the classifier await included); different
-conversations run in parallel. A message that cannot get its conversation's lease within the
-classifier's `timeout_s` is decided without it (`engine.busy`: the route read, nothing written).
-Every decision is logged as one structured line on the `stickyroute.decision` logger and counted
-per (channel, reason).
+(`engine.decide`); the classifier is awaited only when the engine asks (`engine.conclude` turns
+its answer into the Decision); an explicit switch spends one of the sender's
+`explicit_switches_per_minute` (`SwitchBudget`, shared by the replicas with Redis) or is refused
+(`explicit_limited`); a message that cannot get its conversation's lease within the classifier's
+`timeout_s` is decided without it (`engine.busy`: the route read, nothing written);
+`ConversationState.commit` applies the decision's writes in one step (a
+route just chosen is stamped with the reason that chose it; a refreshed one keeps its own).
+Decisions of one conversation are serialised (the classifier await included); different
+conversations run in parallel. The router writes no log line: the request's accounting does
+(`proxy.observe`), once the request is answered.
 """
 
 from __future__ import annotations
 
-import json
-import logging
-from collections import Counter
 from collections.abc import Mapping
 
 from proxy.classifier.base import Candidate, Classification, ClassificationRequest, Classifier
 from proxy.config.model import Config
-from proxy.routing.engine import Decision, NeedsClassification, busy, conclude, decide
+from proxy.routing.engine import Decision, NeedsClassification, NeedsPermit, busy, conclude, decide
 from proxy.routing.envelope import Envelope
 from proxy.routing.layer1 import Layer1
 from proxy.routing.rules import ChannelRules
 from proxy.state.base import ConversationState, LeaseTimeout
+from proxy.state.budget import MemorySwitchBudget, SwitchBudget
 from proxy.state.route import ConversationKey
-
-log = logging.getLogger("stickyroute.decision")
-_ENCODE = json.JSONEncoder(ensure_ascii=False).encode
-"""One encoder for every decision line (`json.dumps` with options builds a new one per call)."""
 
 
 class Router:
     """Decides the agent of every envelope; one instance per running config.
 
     `rules` holds each channel's engine rules (`proxy.routing.rules.build_rules`); `state` keeps
-    the routes; `classifier` is awaited only when the engine asks.
+    the routes; `classifier` is awaited only when the engine asks; `switches` counts explicit
+    switches per sender (default: a bucket per sender in this process).
     """
 
     def __init__(self, config: Config, classifier: Classifier, state: ConversationState,
-                 rules: Mapping[str, ChannelRules]) -> None:
+                 rules: Mapping[str, ChannelRules], switches: SwitchBudget | None = None) -> None:
         self.config = config
         self.classifier = classifier
         self.state = state
-        self.candidates = tuple(Candidate(a.name, a.description, a.aliases) for a in config.agents.values())
+        self.switches = switches if switches is not None else MemorySwitchBudget()
         self._remember_texts = config.classifier.context_messages > 0
         self._lease_wait_s = config.classifier.timeout_s
         self._rules = dict(rules)
+        self._candidates = {
+            name: tuple(Candidate(a.name, a.description, a.aliases) for a in config.agents.values()
+                        if a.name in channel_rules.agents)
+            for name, channel_rules in self._rules.items()}
+        """The agents the classifier may answer, per channel (reachable and not hidden)."""
         self._layer1 = {name: Layer1(channel) for name, channel in config.channels.items()}
-        self.reasons: Counter[tuple[str, str]] = Counter()
-        """Decisions counted by (channel, reason), for /stats."""
 
     def rules(self, channel: str) -> ChannelRules:
         """The engine rules of a channel."""
@@ -59,17 +60,12 @@ class Router:
     async def decide(self, channel: str, envelope: Envelope, now: float) -> Decision:
         """Decide where `envelope` goes at `now` (seconds), applying the decision's writes."""
         layer1 = self._layer1[channel].match(envelope)
-        key = None
-        if envelope.has_sender:
-            key = ConversationKey(channel, envelope.chat_id, envelope.thread_id, envelope.sender_id or "")
         if not layer1.is_default:
-            decision = Decision(layer1.agent, layer1.reason)
-        elif key is None:
-            decision = Decision(layer1.agent, "no_sender")
-        else:
-            decision = await self._layer2(self._rules[channel], key, envelope, now)
-        self._log(channel, key, envelope, decision)
-        return decision
+            return Decision(layer1.agent, layer1.reason)
+        if not envelope.has_sender:
+            return Decision(layer1.agent, "no_sender")
+        key = ConversationKey(channel, envelope.chat_id, envelope.thread_id, envelope.sender_id or "")
+        return await self._layer2(self._rules[channel], key, envelope, now)
 
     async def _layer2(self, rules: ChannelRules, key: ConversationKey, envelope: Envelope, now: float) -> Decision:
         try:
@@ -78,45 +74,23 @@ class Router:
             return busy(await self.state.get(key, now), rules)
         try:
             outcome = decide(envelope, lease.route, rules, now)
-            if isinstance(outcome, NeedsClassification):
+            if isinstance(outcome, NeedsPermit):
+                rate = rules.settings.explicit_switches_per_minute
+                granted = await self.switches.take(key.channel, key.sender_id, rate, now)
+                outcome = outcome.granted if granted else outcome.refused
+            elif isinstance(outcome, NeedsClassification):
                 answer = await self._classify(rules.channel, outcome, lease.recent)
                 outcome = conclude(outcome, answer, rules, now)
         except BaseException:
             await self.state.release(lease)
             raise
         text = envelope.text if self._remember_texts else None
-        await self.state.commit(lease, now, store=outcome.store, forget=outcome.forget, text=text)
+        store = outcome.store
+        if store is not None and store.reason is None:  # a route just chosen: remember why
+            store = store.because(outcome.reason)
+        await self.state.commit(lease, now, store=store, forget=outcome.forget, text=text)
         return outcome
 
     async def _classify(self, channel: str, need: NeedsClassification, context: tuple[str, ...]) -> Classification:
-        request = ClassificationRequest(channel, need.text, self.candidates, need.current, context)
+        request = ClassificationRequest(channel, need.text, self._candidates[channel], need.current, context)
         return await self.classifier.classify(request)
-
-    def count(self, channel: str, reason: str) -> None:
-        """Count a decision made outside the router (a redelivery answered from the log)."""
-        self.reasons[(channel, reason)] += 1
-
-    def _log(self, channel: str, key: ConversationKey | None, envelope: Envelope, decision: Decision) -> None:
-        self.count(channel, decision.reason)
-        if not log.isEnabledFor(logging.INFO):
-            return
-        line: dict[str, object] = {
-            "channel": channel,
-            "conversation": key.hashed() if key is not None else None,
-            "kind": envelope.kind.value,
-            "agent": decision.agent,
-            "reason": decision.reason,
-        }
-        if decision.scores:
-            line["scores"] = dict(decision.scores)
-        if self._rules[channel].settings.log_text and envelope.text:
-            line["text"] = envelope.text
-        log.info("%s", _ENCODE(line))
-
-
-def reason_counts(router: Router) -> Mapping[str, Mapping[str, int]]:
-    """Decision counts per channel and reason: {channel: {reason: n}}."""
-    out: dict[str, dict[str, int]] = {}
-    for (channel, reason), n in sorted(router.reasons.items()):
-        out.setdefault(channel, {})[reason] = n
-    return out

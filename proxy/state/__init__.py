@@ -3,7 +3,7 @@
     base.py     ConversationState, DeliveryLog (protocols), Lease, Claim, ClaimState, DecisionMemo,
                 LeaseTimeout, StateUnavailable
     route.py    Route, ConversationKey (the values kept per conversation)
-    budget.py   ClassifierBudget (protocol), TokenBucket, MemoryBudget
+    budget.py   ClassifierBudget, SwitchBudget (protocols), TokenBucket, MemoryBudget, MemorySwitchBudget
     memory.py   the embedded backend (one process; cachetools)
     redis/      the shared backend (replicas and workers; redis-py asyncio, Lua scripts)
     health.py   BackendHealth: degraded or not, one log line per change, gauge, recovery ping
@@ -26,7 +26,7 @@ from proxy.state.base import (
     StateUnavailable,
     limits_for,
 )
-from proxy.state.budget import ClassifierBudget, MemoryBudget, TokenBucket
+from proxy.state.budget import ClassifierBudget, MemoryBudget, MemorySwitchBudget, SwitchBudget, TokenBucket
 from proxy.state.build import StateBackends, build_state
 from proxy.state.memory import MemoryConversationState, MemoryDeliveryLog
 from proxy.state.route import ConversationKey, Route
@@ -46,9 +46,11 @@ __all__ = [
     "MemoryBudget",
     "MemoryConversationState",
     "MemoryDeliveryLog",
+    "MemorySwitchBudget",
     "Route",
     "StateBackends",
     "StateUnavailable",
+    "SwitchBudget",
     "TokenBucket",
     "build_state",
     "limits_for",

@@ -23,9 +23,10 @@ Delivery states, as `claim` tells them:
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping, Sequence
+import heapq
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from proxy.config.model import Config
 from proxy.errors import StickyrouteError
@@ -112,9 +113,41 @@ class ConversationState(Protocol):
         """Live routes of `channel` at `now`."""
         ...
 
+    async def scan(self, channel: str, now: float, *, agent: str | None = None,
+                   limit: int | None = None) -> list[tuple[str, Route]]:
+        """The live routes of `channel` at `now` (only those to `agent` when given), most recently
+        active first, at most `limit` (None: all), each with its conversation's hashed key
+        (`ConversationKey.hashed`, the decision log's `conversation`). O(routes of the channel):
+        for the admin API, not per request."""
+        ...
+
+    async def census(self, channel: str, now: float) -> dict[str, int]:
+        """Live routes of `channel` at `now` per agent (O(routes of the channel))."""
+        ...
+
+    async def prune(self, channel: str, keep: Collection[str], now: float) -> int:
+        """Drop every route of `channel` whose agent is not in `keep` (a reload removed it from
+        the channel); how many were dropped."""
+        ...
+
+    def configure(self, limits: Mapping[str, ConversationLimits], recent_messages: int) -> None:
+        """Apply a reloaded config's limits and recent-text count; routes are kept (a channel
+        that gained room keeps every route, one that lost room drops its least recently used)."""
+        ...
+
     async def aclose(self) -> None:
         """Release the backend's resources."""
         ...
+
+
+K = TypeVar("K")
+
+
+def most_recent(routes: Iterable[tuple[K, Route]], limit: int | None) -> list[tuple[K, Route]]:
+    """(key, route) pairs, most recently active first, at most `limit` (None: all)."""
+    if limit is None:
+        return sorted(routes, key=lambda item: item[1].last_active, reverse=True)
+    return heapq.nlargest(limit, routes, key=lambda item: item[1].last_active)
 
 
 class ClaimState(enum.Enum):

@@ -1,7 +1,9 @@
-"""The classifier budget: calls per minute per channel, a token bucket, shared by whatever shares
-the backend (one process for `MemoryBudget`, every replica for `RedisBudget`).
+"""Budgets as token buckets, shared by whatever shares the backend (one process for the memory
+ones, every replica for the Redis ones):
 
-    budget.take(channel, now) -> True when a call may be made (a token was spent)
+    budget.take(channel, now) -> True when a classifier call may be made (a token was spent)
+    switches.take(channel, sender, rate_per_minute, now) -> True when the sender may switch
+                                explicitly (issue #11: `explicit_switches_per_minute`)
 
 A bucket refills `rate_per_minute` tokens per minute up to a capacity of one minute's worth (at
 least 1; 0 per minute means never call) and starts full. `now` is seconds on the caller's clock:
@@ -12,6 +14,8 @@ do not agree); a clock going back refills nothing.
 from __future__ import annotations
 
 from typing import Protocol
+
+from cachetools import TLRUCache
 
 
 class ClassifierBudget(Protocol):
@@ -37,9 +41,10 @@ class TokenBucket:
     `now` is seconds on any monotonic scale; a clock going backwards refills nothing.
     """
 
-    __slots__ = ("_capacity", "_rate_per_s", "_tokens", "_updated")
+    __slots__ = ("_capacity", "_rate_per_s", "_tokens", "_updated", "rate_per_minute")
 
     def __init__(self, rate_per_minute: float, capacity: float, now: float) -> None:
+        self.rate_per_minute = rate_per_minute
         self._rate_per_s = rate_per_minute / 60.0
         self._capacity = capacity
         self._tokens = capacity
@@ -72,6 +77,52 @@ class MemoryBudget:
         if bucket is None:
             bucket = self._buckets[channel] = TokenBucket(self._rate, capacity_for(self._rate), now)
         return bucket.take(now)
+
+    async def aclose(self) -> None:
+        return None
+
+
+class SwitchBudget(Protocol):
+    """Explicit switches per sender and channel (`explicit_switches_per_minute`)."""
+
+    async def take(self, channel: str, sender: str, rate_per_minute: float, now: float) -> bool:
+        """Spend one switch of `sender` on `channel` at `now`, the bucket refilling
+        `rate_per_minute` a minute; False (nothing spent) when it is empty."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release the backend's resources."""
+        ...
+
+
+MAX_SENDERS = 100_000
+"""Default bound of the senders whose switch buckets a process keeps (least recently used
+dropped: a dropped sender starts again with a full bucket)."""
+
+
+def refill_s(rate_per_minute: float) -> float:
+    """Seconds an empty bucket takes to fill (then it is as good as absent); inf at rate 0."""
+    return capacity_for(rate_per_minute) / rate_per_minute * 60.0 if rate_per_minute > 0 else float("inf")
+
+
+class MemorySwitchBudget:
+    """`SwitchBudget` in this process: one TokenBucket per (channel, sender), dropped once it
+    would have refilled (an absent bucket is a full one), at most `max_senders` kept."""
+
+    def __init__(self, max_senders: int = MAX_SENDERS) -> None:
+        self._now = 0.0
+        self._buckets: TLRUCache[tuple[str, str], tuple[TokenBucket, float]] = TLRUCache(
+            maxsize=max_senders, ttu=lambda _key, value, now: now + value[1], timer=lambda: self._now)
+
+    async def take(self, channel: str, sender: str, rate_per_minute: float, now: float) -> bool:
+        self._now = now
+        key = (channel, sender)
+        found = self._buckets.get(key)
+        if found is None or found[0].rate_per_minute != rate_per_minute:  # a reload changed the rate
+            found = (TokenBucket(rate_per_minute, capacity_for(rate_per_minute), now), refill_s(rate_per_minute))
+        ok = found[0].take(now)
+        self._buckets[key] = found  # refreshes its expiry
+        return ok
 
     async def aclose(self) -> None:
         return None

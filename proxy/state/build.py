@@ -2,7 +2,7 @@
 
     state = build_state(config, registry)     memory, or Redis behind the memory fallback
     await state.start()                       ping: unreachable is a logged warning, not a crash
-    state.conversations / state.deliveries / state.budget / state.health
+    state.conversations / state.deliveries / state.budget / state.switches / state.health
     await state.aclose()
 
     probe(config.state) -> None | "cannot reach Redis at ...: <exact error>"   (sync, for `check`)
@@ -22,8 +22,8 @@ from prometheus_client import CollectorRegistry
 
 from proxy.config.model import Config, StateSettings
 from proxy.state.base import ConversationState, DeliveryLog, StateUnavailable, limits_for
-from proxy.state.budget import ClassifierBudget, MemoryBudget
-from proxy.state.fallback import FallbackBudget, FallbackConversationState, FallbackDeliveryLog
+from proxy.state.budget import ClassifierBudget, MemoryBudget, MemorySwitchBudget, SwitchBudget
+from proxy.state.fallback import FallbackBudget, FallbackConversationState, FallbackDeliveryLog, FallbackSwitchBudget
 from proxy.state.health import BackendHealth
 from proxy.state.memory import MemoryConversationState, MemoryDeliveryLog
 
@@ -39,6 +39,7 @@ class StateBackends:
     conversations: ConversationState
     deliveries: DeliveryLog
     budget: ClassifierBudget
+    switches: SwitchBudget
     health: BackendHealth
     shared: bool
 
@@ -52,6 +53,7 @@ class StateBackends:
         await self.conversations.aclose()
         await self.deliveries.aclose()
         await self.budget.aclose()
+        await self.switches.aclose()
 
 
 def lock_ttl_s(config: Config) -> float:
@@ -73,10 +75,11 @@ def build_state(config: Config, registry: CollectorRegistry | None = None) -> St
     settings = config.state
     ttl_s = settings.delivery_ttl_hours * 3600.0
     memory = (MemoryConversationState(limits, recent),
-              MemoryDeliveryLog(ttl_s=ttl_s, max_reply_bytes=settings.delivery_log_max_bytes), MemoryBudget(rate))
+              MemoryDeliveryLog(ttl_s=ttl_s, max_reply_bytes=settings.delivery_log_max_bytes), MemoryBudget(rate),
+              MemorySwitchBudget())
     if not settings.shared:
         return StateBackends(*memory, BackendHealth("memory", "(this process)", None, registry), shared=False)
-    from proxy.state.redis import RedisBudget, RedisConversationState, RedisDeliveryLog, RedisStore
+    from proxy.state.redis import RedisBudget, RedisConversationState, RedisDeliveryLog, RedisStore, RedisSwitchBudget
 
     store = RedisStore(settings.url, settings.key_prefix, settings.op_timeout_s)
     health = BackendHealth("redis", store.url, store.ping, registry)
@@ -84,6 +87,7 @@ def build_state(config: Config, registry: CollectorRegistry | None = None) -> St
         FallbackConversationState(RedisConversationState(store, limits, recent, lock_ttl_s(config)), memory[0], health),
         FallbackDeliveryLog(RedisDeliveryLog(store, ttl_s=ttl_s, claim_ttl_s=claim_ttl_s(config)), memory[1], health),
         FallbackBudget(RedisBudget(store, rate), memory[2], health),
+        FallbackSwitchBudget(RedisSwitchBudget(store), memory[3], health),
         health, shared=True)
 
 

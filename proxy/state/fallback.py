@@ -4,6 +4,7 @@ process's memory backend while it is not.
     FallbackConversationState   a lease is committed to (or released on) the backend it came from
     FallbackDeliveryLog         keys claimed in memory are completed, failed and settled there
     FallbackBudget              the shared bucket, else a per-process one
+    FallbackSwitchBudget        the same for the per-sender explicit-switch buckets
 
 An operation that raises `StateUnavailable` (an error, or slower than `op_timeout_ms`) is served
 from memory and reported to `BackendHealth`, which degrades (one log line) on an error, or when
@@ -18,13 +19,14 @@ never raised.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from typing import TypeVar
 
 from proxy.reply import Reply
 from proxy.state.base import (
     Claim,
     ClaimState,
+    ConversationLimits,
     ConversationState,
     DecisionMemo,
     DeliveryKey,
@@ -32,7 +34,7 @@ from proxy.state.base import (
     Lease,
     StateUnavailable,
 )
-from proxy.state.budget import ClassifierBudget
+from proxy.state.budget import ClassifierBudget, SwitchBudget
 from proxy.state.health import BackendHealth
 from proxy.state.route import ConversationKey, Route
 
@@ -115,6 +117,29 @@ class FallbackConversationState:
     async def count(self, channel: str, now: float) -> int:
         return await _either(self.health, lambda: self.shared.count(channel, now),
                              lambda: self.local.count(channel, now))
+
+    async def scan(self, channel: str, now: float, *, agent: str | None = None,
+                   limit: int | None = None) -> list[tuple[str, Route]]:
+        return await _either(self.health, lambda: self.shared.scan(channel, now, agent=agent, limit=limit),
+                             lambda: self.local.scan(channel, now, agent=agent, limit=limit))
+
+    async def census(self, channel: str, now: float) -> dict[str, int]:
+        return await _either(self.health, lambda: self.shared.census(channel, now),
+                             lambda: self.local.census(channel, now))
+
+    async def prune(self, channel: str, keep: Collection[str], now: float) -> int:
+        """Both: routes written to memory during an outage go to removed agents too."""
+        dropped = await self.local.prune(channel, keep, now)
+        if self.health.up:
+            try:
+                dropped += await self.shared.prune(channel, keep, now)
+            except StateUnavailable as exc:
+                self.health.failed(exc)
+        return dropped
+
+    def configure(self, limits: Mapping[str, ConversationLimits], recent_messages: int) -> None:
+        self.shared.configure(limits, recent_messages)
+        self.local.configure(limits, recent_messages)
 
     async def aclose(self) -> None:
         await self.local.aclose()
@@ -214,6 +239,23 @@ class FallbackBudget:
     async def take(self, channel: str, now: float) -> bool:
         return await _either(self.health, lambda: self.shared.take(channel, now),
                              lambda: self.local.take(channel, now))
+
+    async def aclose(self) -> None:
+        await self.local.aclose()
+        await self.shared.aclose()
+
+
+class FallbackSwitchBudget:
+    """`SwitchBudget` on `shared` while `health.up`, else on `local`."""
+
+    def __init__(self, shared: SwitchBudget, local: SwitchBudget, health: BackendHealth) -> None:
+        self.shared = shared
+        self.local = local
+        self.health = health
+
+    async def take(self, channel: str, sender: str, rate_per_minute: float, now: float) -> bool:
+        return await _either(self.health, lambda: self.shared.take(channel, sender, rate_per_minute, now),
+                             lambda: self.local.take(channel, sender, rate_per_minute, now))
 
     async def aclose(self) -> None:
         await self.local.aclose()

@@ -18,9 +18,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
-from collections.abc import Callable, Mapping, Sequence
+from collections import Counter
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 
-from cachetools import TLRUCache, TTLCache
+from cachetools import Cache, TLRUCache, TTLCache
 
 from proxy.reply import Reply
 from proxy.state.base import (
@@ -31,6 +32,7 @@ from proxy.state.base import (
     DeliveryKey,
     Lease,
     LeaseTimeout,
+    most_recent,
 )
 from proxy.state.route import ConversationKey, Route
 
@@ -74,16 +76,44 @@ class MemoryConversationState:
     """
 
     def __init__(self, limits: Mapping[str, ConversationLimits], recent_messages: int = 0) -> None:
-        self._recent_messages = recent_messages
+        self._recent_messages = 0
+        self._limits: dict[str, ConversationLimits] = {}
         self._routes: dict[str, TLRUCache[ConversationKey, Route]] = {}
         self._recent: dict[str, TTLCache[ConversationKey, tuple[str, ...]]] = {}
-        for channel, limit in limits.items():
-            size = max(1, limit.max_conversations)
-            self._routes[channel] = TLRUCache(maxsize=size, ttu=_idle_expiry(limit.ttl_s), timer=_timer)
-            if recent_messages > 0:
-                self._recent[channel] = TTLCache(maxsize=size, ttl=limit.ttl_s, timer=_timer)
         self._locks: dict[ConversationKey, tuple[asyncio.Lock, int]] = {}
         self._tokens = 0
+        self.configure(limits, recent_messages)
+
+    def configure(self, limits: Mapping[str, ConversationLimits], recent_messages: int) -> None:
+        for channel, limit in limits.items():
+            if self._limits.get(channel) == limit and (recent_messages > 0) == (channel in self._recent):
+                continue
+            size = max(1, limit.max_conversations)
+            routes: TLRUCache[ConversationKey, Route] = TLRUCache(maxsize=size, ttu=_idle_expiry(limit.ttl_s),
+                                                                  timer=_timer)
+            for key, route in self._snapshot(channel):  # oldest first: a smaller bound keeps the newest
+                routes[key] = route
+            self._routes[channel] = routes
+            self._recent.pop(channel, None)
+            if recent_messages > 0:  # recent texts are only context: a changed bound starts them afresh
+                self._recent[channel] = TTLCache(maxsize=size, ttl=limit.ttl_s, timer=_timer)
+            self._limits[channel] = limit
+        self._recent_messages = recent_messages  # a removed channel keeps its caches for requests in flight
+
+    def _snapshot(self, channel: str) -> list[tuple[ConversationKey, Route]]:
+        """The channel's live routes, least recently active first, without touching their LRU order."""
+        routes = self._routes.get(channel)
+        if routes is None:
+            return []
+        return sorted(self._peek(routes), key=lambda item: item[1].last_active)
+
+    @staticmethod
+    def _peek(routes: TLRUCache[ConversationKey, Route]) -> Iterator[tuple[ConversationKey, Route]]:
+        """Every live (key, route) of a cache at the current `_NOW`: iteration yields live keys
+        only, and `Cache.__getitem__` reads one without moving it in the LRU order (a scan by
+        an operator must not decide which route is dropped next)."""
+        for key in routes:
+            yield key, Cache.__getitem__(routes, key)
 
     async def acquire(self, key: ConversationKey, now: float, wait_s: float | None = None) -> Lease:
         lock, users = self._locks.get(key, (None, 0))
@@ -153,6 +183,25 @@ class MemoryConversationState:
         routes = self._routes[channel]
         routes.expire()
         return len(routes)
+
+    async def scan(self, channel: str, now: float, *, agent: str | None = None,
+                   limit: int | None = None) -> list[tuple[str, Route]]:
+        _NOW.set(now)
+        live = [(key, route) for key, route in self._peek(self._routes[channel])
+                if agent is None or route.agent == agent]
+        return [(key.hashed(), route) for key, route in most_recent(live, limit)]  # hash only what is returned
+
+    async def census(self, channel: str, now: float) -> dict[str, int]:
+        _NOW.set(now)
+        return dict(Counter(route.agent for _key, route in self._peek(self._routes[channel])))
+
+    async def prune(self, channel: str, keep: Collection[str], now: float) -> int:
+        _NOW.set(now)
+        routes = self._routes[channel]
+        doomed = [key for key, route in self._peek(routes) if route.agent not in keep]
+        for key in doomed:
+            routes.pop(key, None)
+        return len(doomed)
 
     async def aclose(self) -> None:
         return None

@@ -32,7 +32,9 @@ class Route:
 
     Times are seconds on the router's clock. `chosen_at` is when the agent was classified or
     explicitly chosen (sticky_ttl re-classifies TTL after it); `last_active` drives the
-    inactivity TTL. `candidate`/`counter` are the pending divergence (sticky_heuristic).
+    inactivity TTL. `candidate`/`counter` are the pending divergence (sticky_heuristic). `reason`
+    is the reason of the decision that chose the route's agent (the router stamps it on a new
+    route; refreshing keeps it; `admin` for an operator's pin), None when unknown.
     """
 
     agent: str
@@ -41,12 +43,17 @@ class Route:
     explicit: bool = False
     candidate: str | None = None
     counter: int = 0
+    reason: str | None = None
 
     def touched(self, now: float) -> Route:
         """The same route, active at `now` (inactivity TTL refreshed)."""
-        return Route(self.agent, self.chosen_at, now, self.explicit, self.candidate, self.counter)
+        return Route(self.agent, self.chosen_at, now, self.explicit, self.candidate, self.counter, self.reason)
 
     def diverging(self, now: float, candidate: str | None, counter: int) -> Route:
         """The same route, active at `now`, with this pending divergence (`candidate`, `counter`);
         `diverging(now, None, 0)` resets it."""
-        return Route(self.agent, self.chosen_at, now, self.explicit, candidate, counter)
+        return Route(self.agent, self.chosen_at, now, self.explicit, candidate, counter, self.reason)
+
+    def because(self, reason: str) -> Route:
+        """The same route, written by a decision of `reason`."""
+        return Route(self.agent, self.chosen_at, self.last_active, self.explicit, self.candidate, self.counter, reason)

@@ -119,7 +119,7 @@ async def test_reply_over_the_cap_is_relayed_without_its_body_and_frees_the_conn
     assert (dropped.status, dropped.body, kept) == (
         201, b"", [(b"x-agent", b"1"), (b"x-stickyroute-reply-dropped", b"body over 1024 bytes")])
     assert after.body == b"y" * 1024
-    assert leg.failures == {("billing", "reply_too_large"): 1}
+    assert leg.failures == {("billing", "too_large"): 1}
 
 
 # --- pools -------------------------------------------------------------------------------------------

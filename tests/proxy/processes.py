@@ -30,6 +30,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 SECRET = "replica-secret"
 HEADERS = {"content-type": "application/json", "x-telegram-bot-api-secret-token": SECRET}
+ADMIN_TOKEN = "replica-admin-token-0001"
+ADMIN_HEADERS = {"authorization": f"Bearer {ADMIN_TOKEN}"}
 
 
 def write_replica_config(path: Path, upstream_url: str, agents: Sequence[Agent], *, state: str = "",
@@ -37,7 +39,8 @@ def write_replica_config(path: Path, upstream_url: str, agents: Sequence[Agent],
     """A config: agent `default` (no keywords, the channel default) and `agents`, all at
     `upstream_url`; one Telegram channel on /tg with sticky_heuristic and the keyword classifier;
     `state` is the [state] table's body."""
-    lines = ["[upstream]", "timeout_s = 10.0", "connect_timeout_s = 2.0", "[classifier]", 'provider = "keywords"']
+    lines = ["[admin]", f"token = {json.dumps(ADMIN_TOKEN)}", "[upstream]", "timeout_s = 10.0", "connect_timeout_s = 2.0",
+             "[classifier]", 'provider = "keywords"']
     if state:
         lines += ["[state]", state]
     lines += ['[agents."default"]', f"url = {json.dumps(upstream_url)}"]
@@ -140,7 +143,7 @@ class ProxyProcess:
         self.start()
 
     def stats(self) -> dict[str, object]:
-        return httpx.get(self.admin + "/stats", timeout=5.0).json()  # type: ignore[no-any-return]
+        return httpx.get(self.admin + "/stats", headers=ADMIN_HEADERS, timeout=5.0).json()  # type: ignore[no-any-return]
 
     def __enter__(self) -> ProxyProcess:
         self.start()

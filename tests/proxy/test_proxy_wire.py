@@ -170,7 +170,7 @@ async def test_a_platform_that_hangs_up_cancels_the_upstream_request_and_its_ret
 
 async def test_admin_listener_health_ready_stats_metrics(tmp_path):
     with upstream_set("general") as ups:
-        config = write_config(tmp_path, ups)
+        config = write_config(tmp_path, ups, top='[admin]\ntoken = "a-long-enough-admin-token"')
         service = Service(config, env={})
         with serve_app(service.admin_app(), lifespan="off") as admin:
             async with httpx.AsyncClient(timeout=GUARD_S) as client:
@@ -178,7 +178,7 @@ async def test_admin_listener_health_ready_stats_metrics(tmp_path):
                 not_ready = await client.get(admin + "/readyz")
                 await service.start()
                 ready = await client.get(admin + "/readyz")
-                stats = await client.get(admin + "/stats")
+                stats = await client.get(admin + "/stats", headers={"authorization": "Bearer a-long-enough-admin-token"})
                 metrics = await client.get(admin + "/metrics")
         await service.aclose()
     assert (health.status_code, health.text) == (200, "ok")

@@ -58,7 +58,7 @@ def test_current_agent_keywords_reset_the_counter() -> None:
 
 
 def test_first_message(capsys, monkeypatch) -> None:
-    monkeypatch.setattr("proxy.config.loader.load_config", lambda _path: config())
+    monkeypatch.setattr("proxy.config.loader.load_config", lambda _path, **_kw: config())
     parser = argparse.ArgumentParser()
     explain_module.add_arguments(parser)
     assert explain_module.run(parser.parse_args(["--config", "c.toml", "--channel", "telegram",
@@ -74,7 +74,7 @@ def test_first_message(capsys, monkeypatch) -> None:
 
 
 def test_unknown_agent_is_an_error(capsys, monkeypatch) -> None:
-    monkeypatch.setattr("proxy.config.loader.load_config", lambda _path: config())
+    monkeypatch.setattr("proxy.config.loader.load_config", lambda _path, **_kw: config())
     parser = argparse.ArgumentParser()
     explain_module.add_arguments(parser)
     assert explain_module.run(parser.parse_args(["--config", "c.toml", "--channel", "telegram", "--text", "x",

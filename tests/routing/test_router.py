@@ -1,12 +1,12 @@
 """Router (issue #3 "Conversation key", "Layer 2 runs only when Layer 1 resolved to the channel
 default", "Order and retries", "Reasons"): keys, Layer 1 first, per-conversation serialisation
-with parallel conversations, decisions through the real channel adapters, the decision log."""
+with parallel conversations, decisions through the real channel adapters (the decision log and
+its counts: tests/observe/test_accounting.py)."""
 
 from __future__ import annotations
 
 import asyncio
 import json
-import logging
 from typing import Any
 
 import pytest
@@ -15,7 +15,6 @@ from proxy.channels import telegram, whatsapp
 from proxy.classifier.base import Outcome
 from proxy.config.model import Binding, ChannelType, Strategy, ThreadRoute
 from proxy.routing.envelope import Envelope, MessageKind
-from proxy.routing.router import reason_counts
 from tests.scenario import (
     CHANNEL,
     GROUP,
@@ -27,7 +26,6 @@ from tests.scenario import (
     USER,
     Scenario,
     ScriptedClassifier,
-    key,
     make_config,
     text,
 )
@@ -315,40 +313,16 @@ async def test_context_is_dropped_after_ttl_of_inactivity() -> None:
     assert [(r.text, r.context) for r in sc.classifier.calls] == [(a, ()), (b, ())]
 
 
-# --- decision log and counts ------------------------------------------------------------------
+# --- the reason kept with a route (issue #11: the admin API shows why a route is what it is) ---
 
 
-@pytest.mark.parametrize(("log_text", "with_text"), [(False, False), (True, True)])
-async def test_each_decision_is_one_structured_log_line(
-    caplog: pytest.LogCaptureFixture, log_text: bool, with_text: bool
-) -> None:
-    caplog.set_level(logging.INFO, logger="stickyroute.decision")
-    sc = Scenario(make_config(HEUR, log_text=log_text))
-    await sc.seed("coder")
-    await sc.play([INVOICE, "yes"])
-    lines = [json.loads(r.getMessage()) for r in caplog.records if r.name == "stickyroute.decision"]
-    expected = [
-        {"channel": CHANNEL, "conversation": key().hashed(), "kind": "text", "agent": "coder",
-         "reason": "divergence_pending", "scores": {"billing": 12}},
-        {"channel": CHANNEL, "conversation": key().hashed(), "kind": "text", "agent": "coder", "reason": "short"},
-    ]
-    if with_text:
-        expected[0]["text"], expected[1]["text"] = INVOICE, "yes"
-    assert lines == expected
-    assert any(INVOICE in r.getMessage() for r in caplog.records) is with_text
-
-
-async def test_layer1_decisions_are_logged_with_the_hashed_conversation_key(caplog: pytest.LogCaptureFixture) -> None:
-    caplog.set_level(logging.INFO, logger="stickyroute.decision")
-    sc = Scenario(make_config(HEUR, bindings=(Binding("support", user=USER),)))
-    await sc.send(BUG)
-    (line,) = [json.loads(r.getMessage()) for r in caplog.records if r.name == "stickyroute.decision"]
-    assert line == {"channel": CHANNEL, "conversation": key().hashed(), "kind": "text", "agent": "support",
-                    "reason": "binding"}
-
-
-async def test_reasons_are_counted_per_channel() -> None:
+async def test_a_route_keeps_the_reason_that_chose_its_agent_through_refreshes() -> None:
     sc = Scenario(make_config(HEUR), ScriptedClassifier("coder"))
-    await sc.play([BUG, "yes", "ok", INVOICE, "/agent billing"])
-    assert reason_counts(sc.router) == {
-        CHANNEL: {"classified": 1, "short": 1, "ack": 1, "divergence_pending": 1, "explicit": 1}}
+    reasons = []
+    for message in (BUG, "ok", "tell me something interesting please", "/agent billing", INVOICE):
+        await sc.send(message, MIN)
+        route = await sc.route()
+        assert route is not None
+        reasons.append((route.agent, route.reason))
+    assert reasons == [("coder", "classified"), ("coder", "classified"), ("coder", "classified"),
+                       ("billing", "explicit"), ("billing", "explicit")]

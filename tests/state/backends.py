@@ -2,7 +2,7 @@
 
 `conversations` is a ConversationState with TTL `TTL_S` and room for `MAX_CONVERSATIONS` routes
 on channels `telegram` and `whatsapp`, keeping `RECENT` texts per conversation; `deliveries` a
-DeliveryLog keeping answers `DELIVERY_TTL_S`. Add a backend by adding its name to `BACKENDS` and
+DeliveryLog keeping answers `DELIVERY_TTL_S`; `switches` a SwitchBudget. Add a backend by adding its name to `BACKENDS` and
 a branch to the two factories: the contract tests run on it unchanged.
 
 `redis` runs on the real test Redis (tests/redis_server.py) under a private key prefix that
@@ -12,8 +12,9 @@ a branch to the two factories: the contract tests run on it unchanged.
 from __future__ import annotations
 
 from proxy.state.base import ConversationLimits, ConversationState, DeliveryLog
+from proxy.state.budget import MemorySwitchBudget, SwitchBudget
 from proxy.state.memory import MemoryConversationState, MemoryDeliveryLog
-from proxy.state.redis import RedisConversationState, RedisDeliveryLog, RedisStore
+from proxy.state.redis import RedisConversationState, RedisDeliveryLog, RedisStore, RedisSwitchBudget
 from tests.redis_server import flush_prefix, private_prefix, require_redis
 
 T0 = 1_700_000_000.0
@@ -50,6 +51,20 @@ def make_conversations(backend: str, recent: int = RECENT) -> ConversationState:
         return MemoryConversationState(limits, recent_messages=recent)
     if backend == "redis":
         return _FlushingConversations(redis_store(), limits, recent_messages=recent)
+    raise ValueError(backend)
+
+
+class _FlushingSwitches(RedisSwitchBudget):
+    async def aclose(self) -> None:
+        await flush_prefix(require_redis(), self._store.keys.prefix)
+        await super().aclose()
+
+
+def make_switches(backend: str) -> SwitchBudget:
+    if backend == "memory":
+        return MemorySwitchBudget()
+    if backend == "redis":
+        return _FlushingSwitches(redis_store())
     raise ValueError(backend)
 
 

@@ -7,7 +7,8 @@ from collections.abc import AsyncIterator
 import pytest
 
 from proxy.state.base import ConversationState, DeliveryLog
-from tests.state.backends import BACKENDS, make_conversations, make_deliveries
+from proxy.state.budget import SwitchBudget
+from tests.state.backends import BACKENDS, make_conversations, make_deliveries, make_switches
 
 
 @pytest.fixture(params=BACKENDS)
@@ -22,3 +23,10 @@ async def deliveries(request: pytest.FixtureRequest) -> AsyncIterator[DeliveryLo
     log = make_deliveries(request.param)
     yield log
     await log.aclose()
+
+
+@pytest.fixture(params=BACKENDS)
+async def switches(request: pytest.FixtureRequest) -> AsyncIterator[SwitchBudget]:
+    budget = make_switches(request.param)
+    yield budget
+    await budget.aclose()

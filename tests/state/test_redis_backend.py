@@ -223,3 +223,10 @@ async def test_the_store_packs_in_c_on_every_scheme() -> None:
     kinds = [RedisStore(url, "x:").client.connection_pool.connection_class.__name__
              for url in ("redis://h:1/0", "rediss://h:1/0", "unix:///tmp/r.sock")]
     assert kinds == ["_TcpConnection", "_TlsConnection", "_UnixConnection"]
+
+
+def test_a_senders_switch_bucket_key_holds_no_raw_id_and_one_hash_tag() -> None:
+    layout = KeyLayout("sr:")
+    name = layout.switches("telegram", "4242")
+    assert (name, "4242" in name, KeyLayout.hashed_from(layout.conversation(A).encode())) == (
+        f"sr:s:{{telegram:{KeyLayout.sender_digest('telegram', '4242')}}}", False, A.hashed())

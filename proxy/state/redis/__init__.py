@@ -6,13 +6,14 @@
     client.py         RedisStore: one pool per process, op timeout, error translation
     conversations.py  RedisConversationState (per-conversation lock with token and fencing)
     deliveries.py     RedisDeliveryLog (claims, stored answers, waiting on another replica)
-    budget.py         RedisBudget (the classifier token bucket shared by the replicas)
+    budget.py         RedisBudget (the classifier token bucket shared by the replicas), RedisSwitchBudget
 """
 
-from proxy.state.redis.budget import RedisBudget
+from proxy.state.redis.budget import RedisBudget, RedisSwitchBudget
 from proxy.state.redis.client import RedisStore, masked
 from proxy.state.redis.conversations import RedisConversationState
 from proxy.state.redis.deliveries import RedisDeliveryLog
 from proxy.state.redis.keys import KeyLayout
 
-__all__ = ["KeyLayout", "RedisBudget", "RedisConversationState", "RedisDeliveryLog", "RedisStore", "masked"]
+__all__ = ["KeyLayout", "RedisBudget", "RedisConversationState", "RedisDeliveryLog", "RedisStore", "RedisSwitchBudget",
+           "masked"]

@@ -206,8 +206,9 @@ class RedisStore:
                     future.exception()
             raise translate(exc, what, self.op_timeout_s) from exc
 
-    async def scan_fields(self, what: str, pattern: str, fields: Sequence[str]) -> AsyncIterator[list[Any]]:
-        """HMGET `fields` of every key matching `pattern`: one list of values per key, a SCAN
+    async def scan_fields(self, what: str, pattern: str, fields: Sequence[str]
+                          ) -> AsyncIterator[tuple[bytes | str, list[Any]]]:
+        """HMGET `fields` of every key matching `pattern`: (key name, its values) per key, a SCAN
         and a pipeline per `SCAN_BATCH` keys, each bounded by the op timeout."""
         cursor: int = 0
         while True:
@@ -220,8 +221,8 @@ class RedisStore:
                     rows = await pipe.execute() if names else []
             except FOREIGN_ERRORS as exc:
                 raise translate(exc, what, self.op_timeout_s) from exc
-            for row in rows:
-                yield row
+            for name, row in zip(names, rows, strict=True):
+                yield name, row
             if cursor == 0:
                 return
 

@@ -1,8 +1,9 @@
 """Values as Redis stores them: compact, exact, bytes in and bytes out.
 
     route   hash fields a (agent) c (chosen_at) l (last_active) x ("1" explicit) d (candidate,
-            "" for none) n (counter); floats as `repr` strings, so they round-trip exactly
-            (Lua's tonumber parses the same double for its comparisons)
+            "" for none) n (counter) w (the reason that chose the agent, "" unknown);
+            floats as `repr` strings, so they round-trip exactly (Lua's tonumber parses the same
+            double for its comparisons)
     recent  a JSON array of strings (ASCII-escaped: any Python str, lone surrogates included)
     reply   one JSON line `[status, [[name, value], ...]]` (header bytes as latin-1, lossless),
             a newline, then the body's raw bytes: no base64, exact bytes back
@@ -18,22 +19,22 @@ from proxy.reply import Reply
 from proxy.state.base import DecisionMemo
 from proxy.state.route import Route
 
-ROUTE_FIELDS = ("a", "c", "l", "x", "d", "n")
+ROUTE_FIELDS = ("a", "c", "l", "x", "d", "n", "w")
 
 
 def route_args(route: Route) -> list[str]:
-    """The route as the six values of `ROUTE_FIELDS`, in order."""
+    """The route as the seven values of `ROUTE_FIELDS`, in order."""
     return [route.agent, repr(route.chosen_at), repr(route.last_active), "1" if route.explicit else "0",
-            route.candidate or "", str(route.counter)]
+            route.candidate or "", str(route.counter), route.reason or ""]
 
 
 def route_from(values: Sequence[bytes | None]) -> Route | None:
-    """The route from the six values of `ROUTE_FIELDS` (None when the agent is absent)."""
-    agent, chosen_at, last_active, explicit, candidate, counter = values
+    """The route from the seven values of `ROUTE_FIELDS` (None when the agent is absent)."""
+    agent, chosen_at, last_active, explicit, candidate, counter, reason = values
     if not agent or chosen_at is None or last_active is None:
         return None
     return Route(agent.decode(), float(chosen_at), float(last_active), explicit == b"1",
-                 candidate.decode() if candidate else None, int(counter or 0))
+                 candidate.decode() if candidate else None, int(counter or 0), reason.decode() if reason else None)
 
 
 def recent_blob(texts: Sequence[str]) -> bytes:

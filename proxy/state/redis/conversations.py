@@ -16,7 +16,9 @@ logged: a newer state is never overwritten.
 Liveness follows the caller's clock like every backend (a route lives while `now < last_active +
 ttl_s`, recent texts while `now < written + ttl_s`); Redis's own expiry (the hash's PEXPIRE, the
 remaining lifetime plus one second) only frees memory, so nothing stays in Redis without an
-expiry. `count` SCANs the channel's hashes: O(live conversations), for /stats, not per request.
+expiry. `count`, `scan`, `census` and `prune` SCAN the channel's hashes: O(live conversations),
+for /stats and the admin API, not per request; `scan`'s hashed key is the first 12 hex of the key
+name's digest, so it equals the decision log's `conversation`.
 """
 
 from __future__ import annotations
@@ -26,20 +28,22 @@ import contextlib
 import logging
 import math
 import secrets
-from collections.abc import Mapping
+from collections import Counter
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
-from proxy.state.base import ConversationLimits, Lease, LeaseTimeout, StateUnavailable
+from proxy.state.base import ConversationLimits, Lease, LeaseTimeout, StateUnavailable, most_recent
 from proxy.state.redis.client import RedisStore
-from proxy.state.redis.codec import recent_blob, recent_from, route_args, route_from
-from proxy.state.redis.scripts import ACQUIRE, COMMIT, DELETE, PUT, RELEASE
+from proxy.state.redis.codec import ROUTE_FIELDS, recent_blob, recent_from, route_args, route_from
+from proxy.state.redis.keys import KeyLayout
+from proxy.state.redis.scripts import ACQUIRE, COMMIT, DELETE, PRUNE, PUT, RELEASE
 from proxy.state.route import ConversationKey, Route
 
 log = logging.getLogger("stickyroute.state")
 
 POLL_FIRST_S = 0.002
 POLL_MAX_S = 0.05
-GET = "return redis.call('HMGET', KEYS[1], 'a', 'c', 'l', 'x', 'd', 'n')"
+GET = "return redis.call('HMGET', KEYS[1], 'a', 'c', 'l', 'x', 'd', 'n', 'w')"
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,12 +96,12 @@ class RedisConversationState:
                 pause = min(pause, left)
             await asyncio.sleep(pause)
             delay = min(delay * 2, POLL_MAX_S)
-        route = route_from(values[:6])
+        route = route_from(values[:7])
         if route is not None and route.last_active + ttl_s <= now:
             route = None
-        recent_until = float(values[8]) if values[8] else 0.0
-        recent = recent_from(values[7]) if recent_until > now else ()
-        self._held[token] = _Held((values[6] or b"0").decode(), recent_until if recent_until > now else 0.0)
+        recent_until = float(values[9]) if values[9] else 0.0
+        recent = recent_from(values[8]) if recent_until > now else ()
+        self._held[token] = _Held((values[7] or b"0").decode(), recent_until if recent_until > now else 0.0)
         return Lease(key, route, recent, token)
 
     def _release_soon(self, lock: str, token: int) -> None:
@@ -116,7 +120,7 @@ class RedisConversationState:
         held = self._held.pop(lease.token, None) or _Held("0", 0.0)
         key = lease.key
         ttl_s = self._limits[key.channel].ttl_s
-        mode, fields, route_until = "k", ["", "", "", "", "", ""], 0.0
+        mode, fields, route_until = "k", [""] * len(ROUTE_FIELDS), 0.0
         if forget:
             mode = "f"
         elif store is not None:
@@ -155,14 +159,45 @@ class RedisConversationState:
                               [repr(now), self._store.margin_ms])
 
     async def count(self, channel: str, now: float) -> int:
+        return len(await self._live(channel, now))
+
+    async def _live(self, channel: str, now: float) -> list[tuple[bytes | str, Route]]:
+        """(key name, route) of every live route of `channel` at `now` (a SCAN: O(routes))."""
         ttl_s = self._limits[channel].ttl_s
-        live = 0
-        async for agent, last_active in self._store.scan_fields(
-                "count", self._keys.conversations_pattern(channel), ["a", "l"]):
-            live += bool(agent and last_active and float(last_active) + ttl_s > now)
-        return live
+        found = []
+        async for name, values in self._store.scan_fields(
+                "scan", self._keys.conversations_pattern(channel), list(ROUTE_FIELDS)):
+            route = route_from(values)
+            if route is not None and route.last_active + ttl_s > now:
+                found.append((name, route))
+        return found
+
+    async def scan(self, channel: str, now: float, *, agent: str | None = None,
+                   limit: int | None = None) -> list[tuple[str, Route]]:
+        live = [(KeyLayout.hashed_from(name), route) for name, route in await self._live(channel, now)
+                if agent is None or route.agent == agent]
+        return most_recent(live, limit)
+
+    async def census(self, channel: str, now: float) -> dict[str, int]:
+        return dict(Counter(route.agent for _name, route in await self._live(channel, now)))
+
+    async def prune(self, channel: str, keep: Collection[str], now: float) -> int:
+        doomed = [(_text(name), route.agent) for name, route in await self._live(channel, now)
+                  if route.agent not in keep]
+        if not doomed:
+            return 0
+        dropped = await self._store.run_many("prune", [(PRUNE, [name], [agent]) for name, agent in doomed])
+        return sum(1 for result in dropped if result == 1)
+
+    def configure(self, limits: Mapping[str, ConversationLimits], recent_messages: int) -> None:
+        self._limits = {**self._limits, **limits}  # a removed channel keeps its limits for requests in flight
+        self._recent_messages = recent_messages
 
     async def aclose(self) -> None:
         if self._cleanup:
             await asyncio.gather(*self._cleanup, return_exceptions=True)
         await self._store.aclose()
+
+
+def _text(name: bytes | str) -> str:
+    return name.decode() if isinstance(name, bytes) else name

@@ -140,7 +140,8 @@ class RedisDeliveryLog:
 
     async def size(self, now: float) -> int:
         stored = 0
-        async for answer, until in self._store.scan_fields("size", self._keys.deliveries_pattern(), ["a", "au"]):
+        async for _name, (answer, until) in self._store.scan_fields("size", self._keys.deliveries_pattern(),
+                                                                     ["a", "au"]):
             stored += bool(answer is not None and until and float(until) > now)
         return stored
 

@@ -5,6 +5,7 @@ hash tag, so each script touches one slot (Redis Cluster / Valkey cluster ready)
     <prefix>c:<channel>:{<digest>}:lock   string: the decision lock (a random token, PX expiry)
     <prefix>d:{<channel>:<delivery id>}   hash: claim, stored answer, failed attempt, first decision
     <prefix>b:{<channel>}                 hash: the channel's classifier token bucket
+    <prefix>s:{<channel>:<digest>}        hash: one sender's explicit-switch token bucket
 
 `<digest>` is 32 hex characters (128 bits) of SHA-256 over the conversation key's parts joined
 like `ConversationKey.hashed` (which keeps 12 for logs): no raw chat or user id is stored in a
@@ -46,6 +47,13 @@ class KeyLayout:
         raw = "\x1f".join((key.channel, key.chat_id or "", key.thread_id or "", key.sender_id))
         return hashlib.sha256(raw.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
+    @staticmethod
+    def hashed_from(name: str | bytes) -> str:
+        """`ConversationKey.hashed` of the conversation whose hash is named `name` (the digest's
+        first 12 hex characters)."""
+        text = name.decode() if isinstance(name, bytes) else name
+        return text[text.rindex("{") + 1:][:12]
+
     def conversation(self, key: ConversationKey) -> str:
         """The hash holding `key`'s route, version and recent texts."""
         return f"{self.prefix}c:{key.channel}:{{{self.digest(key)}}}"
@@ -72,6 +80,15 @@ class KeyLayout:
     def budget(self, channel: str) -> str:
         """The classifier token bucket of `channel`."""
         return f"{self.prefix}b:{{{channel}}}"
+
+    @staticmethod
+    def sender_digest(channel: str, sender: str) -> str:
+        """32 hex characters of SHA-256 over (channel, sender): no raw user id in a key name."""
+        return hashlib.sha256(f"{channel}\x1f{sender}".encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+    def switches(self, channel: str, sender: str) -> str:
+        """The explicit-switch token bucket of `sender` on `channel`."""
+        return f"{self.prefix}s:{{{channel}:{self.sender_digest(channel, sender)}}}"
 
     def everything_pattern(self) -> str:
         """SCAN MATCH pattern of every key under this prefix (tests flush only their own)."""

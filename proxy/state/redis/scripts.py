@@ -10,31 +10,32 @@ ACQUIRE = """
 -- KEYS: conversation hash, lock. ARGV: token, lock_ms.
 -- Take the lock and read the route, version and recent texts in the same call.
 if redis.call('SET', KEYS[2], ARGV[1], 'NX', 'PX', ARGV[2]) then
-  return {1, redis.call('HMGET', KEYS[1], 'a', 'c', 'l', 'x', 'd', 'n', 'v', 'r', 'ru')}
+  return {1, redis.call('HMGET', KEYS[1], 'a', 'c', 'l', 'x', 'd', 'n', 'w', 'v', 'r', 'ru')}
 end
 return {0, redis.call('PTTL', KEYS[2])}
 """
 
 COMMIT = """
 -- KEYS: conversation hash, lock. ARGV: token, version seen, mode (s store | f forget | k keep),
--- six route fields, recent blob ('' unchanged), recent until, keep_ms (hash lifetime, <= 0 drops it).
+-- seven route fields, recent blob ('' unchanged), recent until, keep_ms (hash lifetime, <= 0 drops it).
 -- Fencing: write only while holding the lock, or when the lock expired and nobody wrote since.
 local holder = redis.call('GET', KEYS[2])
 local version = redis.call('HGET', KEYS[1], 'v') or '0'
 if holder ~= ARGV[1] and (holder or version ~= ARGV[2]) then
   return 0
 end
-local keep = tonumber(ARGV[12])
+local keep = tonumber(ARGV[13])
 if keep <= 0 then
   redis.call('DEL', KEYS[1])
 else
   if ARGV[3] == 's' then
-    redis.call('HSET', KEYS[1], 'a', ARGV[4], 'c', ARGV[5], 'l', ARGV[6], 'x', ARGV[7], 'd', ARGV[8], 'n', ARGV[9])
+    redis.call('HSET', KEYS[1], 'a', ARGV[4], 'c', ARGV[5], 'l', ARGV[6], 'x', ARGV[7], 'd', ARGV[8], 'n', ARGV[9],
+               'w', ARGV[10])
   elseif ARGV[3] == 'f' then
-    redis.call('HDEL', KEYS[1], 'a', 'c', 'l', 'x', 'd', 'n')
+    redis.call('HDEL', KEYS[1], 'a', 'c', 'l', 'x', 'd', 'n', 'w')
   end
-  if ARGV[10] ~= '' then
-    redis.call('HSET', KEYS[1], 'r', ARGV[10], 'ru', ARGV[11])
+  if ARGV[11] ~= '' then
+    redis.call('HSET', KEYS[1], 'r', ARGV[11], 'ru', ARGV[12])
   end
   redis.call('HSET', KEYS[1], 'v', tonumber(version) + 1)
   redis.call('PEXPIRE', KEYS[1], keep)
@@ -54,10 +55,10 @@ return 0
 """
 
 PUT = """
--- KEYS: conversation hash. ARGV: now, six route fields, route until, margin_ms.
+-- KEYS: conversation hash. ARGV: now, seven route fields, route until, margin_ms.
 -- Write (or, already expired, drop) a route outside a decision; the recent texts stay.
 local now = tonumber(ARGV[1])
-local route_until = tonumber(ARGV[8])
+local route_until = tonumber(ARGV[9])
 local recent_until = tonumber(redis.call('HGET', KEYS[1], 'ru') or '0')
 local keep = math.max(route_until, recent_until) - now
 if keep <= 0 then
@@ -65,12 +66,13 @@ if keep <= 0 then
   return 0
 end
 if route_until > now then
-  redis.call('HSET', KEYS[1], 'a', ARGV[2], 'c', ARGV[3], 'l', ARGV[4], 'x', ARGV[5], 'd', ARGV[6], 'n', ARGV[7])
+  redis.call('HSET', KEYS[1], 'a', ARGV[2], 'c', ARGV[3], 'l', ARGV[4], 'x', ARGV[5], 'd', ARGV[6], 'n', ARGV[7],
+             'w', ARGV[8])
 else
-  redis.call('HDEL', KEYS[1], 'a', 'c', 'l', 'x', 'd', 'n')
+  redis.call('HDEL', KEYS[1], 'a', 'c', 'l', 'x', 'd', 'n', 'w')
 end
 redis.call('HINCRBY', KEYS[1], 'v', 1)
-redis.call('PEXPIRE', KEYS[1], math.ceil(keep * 1000) + tonumber(ARGV[9]))
+redis.call('PEXPIRE', KEYS[1], math.ceil(keep * 1000) + tonumber(ARGV[10]))
 return 1
 """
 
@@ -81,9 +83,20 @@ local recent_until = tonumber(redis.call('HGET', KEYS[1], 'ru') or '0')
 if recent_until <= now then
   return redis.call('DEL', KEYS[1])
 end
-redis.call('HDEL', KEYS[1], 'a', 'c', 'l', 'x', 'd', 'n')
+redis.call('HDEL', KEYS[1], 'a', 'c', 'l', 'x', 'd', 'n', 'w')
 redis.call('HINCRBY', KEYS[1], 'v', 1)
 redis.call('PEXPIRE', KEYS[1], math.ceil((recent_until - now) * 1000) + tonumber(ARGV[2]))
+return 1
+"""
+
+PRUNE = """
+-- KEYS: conversation hash. ARGV: the agent seen by the scan. Drop the route when it still goes
+-- to that agent (a reload removed it from the channel); the recent texts stay. 1 when dropped.
+if redis.call('HGET', KEYS[1], 'a') ~= ARGV[1] then
+  return 0
+end
+redis.call('HDEL', KEYS[1], 'a', 'c', 'l', 'x', 'd', 'n', 'w')
+redis.call('HINCRBY', KEYS[1], 'v', 1)
 return 1
 """
 

@@ -1,0 +1,67 @@
+"""Who may use the admin listener: probes for everyone, the rest with the `[admin] token`.
+
+    /healthz, /readyz, /metrics       open (probes and scrapers)
+    POST/DELETE /v1/session           open (sign in / out: sets or clears the session cookie)
+    everything else                   `Authorization: Bearer <token>`, or the session cookie
+
+Without a configured token every other route answers 401 with a hint to set one (the API is
+closed, not open). The token is read from the running config on each request (a reload that
+changes it applies at once) and compared in constant time. The cookie (`stickyroute_admin`,
+HttpOnly, SameSite=Strict, path /) lets a browser page use the API and its event stream, which
+cannot send headers (`EventSource`); SameSite=Strict keeps other sites from using it.
+"""
+
+from __future__ import annotations
+
+import hmac
+from collections.abc import Callable
+
+from starlette.requests import HTTPConnection
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from proxy.admin.errors import error_response
+
+__all__ = ["COOKIE", "OPEN_PATHS", "BearerAuth", "token_matches"]
+
+COOKIE = "stickyroute_admin"
+OPEN_PATHS = frozenset({"/healthz", "/readyz", "/metrics", "/v1/session"})
+NO_TOKEN_HINT = ('the admin API is off: set [admin] token in the config (e.g. token = "${STICKYROUTE_ADMIN_TOKEN}"), '
+                 "reload or restart, and send Authorization: Bearer <token>; /healthz, /readyz and /metrics need none")
+BAD_TOKEN_HINT = "send Authorization: Bearer <token> with the [admin] token of the running config"
+
+
+def token_matches(given: str | None, token: str | None) -> bool:
+    """True when `given` is the configured `token` (constant-time; never with no token)."""
+    if not token or not given:
+        return False
+    return hmac.compare_digest(given.encode("utf-8", "surrogatepass"), token.encode("utf-8", "surrogatepass"))
+
+
+class BearerAuth:
+    """ASGI middleware in front of the admin app (see the module docstring)."""
+
+    def __init__(self, app: ASGIApp, token: Callable[[], str | None]) -> None:
+        self.app = app
+        self.token = token
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["path"] in OPEN_PATHS:
+            await self.app(scope, receive, send)
+            return
+        token = self.token()
+        connection = HTTPConnection(scope)
+        given = None
+        scheme, _, credentials = connection.headers.get("authorization", "").partition(" ")
+        if scheme.lower() == "bearer":
+            given = credentials.strip()
+        else:
+            given = connection.cookies.get(COOKIE)
+        if token_matches(given, token):
+            await self.app(scope, receive, send)
+            return
+        hint = NO_TOKEN_HINT if not token else BAD_TOKEN_HINT
+        detail = "no admin token is configured" if not token else (
+            "wrong token" if given else "missing Authorization: Bearer <token>")
+        challenge = {"www-authenticate": 'Bearer realm="stickyroute"'}
+        response = error_response(401, "unauthorized", detail, headers=challenge, hint=hint)
+        await response(scope, receive, send)
