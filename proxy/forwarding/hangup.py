@@ -1,6 +1,6 @@
 """The platform's hang-up, as a signal the forwarding leg can watch (issue #10).
 
-    async with watching(receive) as gone: ...   the ASGI endpoint, around the dispatcher
+    async with Watching(receive) as gone: ...   the ASGI endpoint, around the dispatcher
     HANGUP.get()                                the leg: a future that resolves when the platform
                                                 disconnects (None outside a webhook request)
 
@@ -12,13 +12,11 @@ cancelled dispatcher could leave a claimed update "in flight" forever: lost).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import contextvars
-from collections.abc import AsyncIterator
 
 from starlette.types import Receive
 
-__all__ = ["HANGUP", "watching"]
+__all__ = ["HANGUP", "Watching"]
 
 HANGUP: contextvars.ContextVar[asyncio.Future[None] | None] = contextvars.ContextVar("stickyroute_hangup",
                                                                                     default=None)
@@ -32,15 +30,22 @@ async def _disconnect(receive: Receive, gone: asyncio.Future[None]) -> None:
         gone.set_result(None)
 
 
-@contextlib.asynccontextmanager
-async def watching(receive: Receive) -> AsyncIterator[asyncio.Future[None]]:
-    """Watch `receive` for `http.disconnect` while the block runs; yields the hang-up future
-    (also in HANGUP for the tasks the block starts)."""
-    gone: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-    token = HANGUP.set(gone)
-    watcher = asyncio.ensure_future(_disconnect(receive, gone))
-    try:
-        yield gone
-    finally:
-        watcher.cancel()
-        HANGUP.reset(token)
+class Watching:
+    """`async with Watching(receive) as gone:` watch `receive` for `http.disconnect` while the
+    block runs; yields the hang-up future (also in HANGUP for the tasks the block starts). A
+    class rather than `contextlib.asynccontextmanager`: it runs once per webhook request."""
+
+    __slots__ = ("_gone", "_receive", "_token", "_watcher")
+
+    def __init__(self, receive: Receive) -> None:
+        self._receive = receive
+
+    async def __aenter__(self) -> asyncio.Future[None]:
+        self._gone = gone = asyncio.get_running_loop().create_future()
+        self._token = HANGUP.set(gone)
+        self._watcher = asyncio.ensure_future(_disconnect(self._receive, gone))
+        return gone
+
+    async def __aexit__(self, *_exc: object) -> None:
+        self._watcher.cancel()
+        HANGUP.reset(self._token)

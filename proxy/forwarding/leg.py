@@ -164,8 +164,10 @@ class Leg:
             body = part.body
             headers = [h for h in headers if h[0].lower() not in part.drop] + part.add
         gone = HANGUP.get()
-        if self.late_answer_s <= 0 and gone is None:
-            return await self._send(agent, inbound.method, url, headers, body)
+        if self.late_answer_s <= 0:
+            if gone is None:
+                return await self._send(agent, inbound.method, url, headers, body)
+            return await self._send_until_gone(agent, inbound.method, url, headers, body, gone)
         exchange = asyncio.ensure_future(self._send(agent, inbound.method, url, headers, body))
         waiting: set[asyncio.Future[Any]] = {exchange} if gone is None else {exchange, gone}
         try:
@@ -188,6 +190,37 @@ class Leg:
         exchange.add_done_callback(_retrieved)
         raise UpstreamTimeout(f"upstream timed out (no answer in {self.answer_s} s; its late answer is awaited "
                               f"for {self.late_answer_s} s more)", late=exchange)
+
+    async def _send_until_gone(self, agent: Agent, method: str, url: str, headers: list[tuple[bytes, bytes]],
+                               body: bytes, gone: asyncio.Future[None]) -> Reply:
+        """`_send` in this task, cancelled if the platform hangs up first (no extra task: the
+        hang-up cancels this one, and the cancellation it caused becomes PlatformGone; any other
+        cancellation, the drain deadline's, goes on as it came)."""
+        task = asyncio.current_task()
+        assert task is not None
+        hung_up = False
+
+        def cancel(_gone: asyncio.Future[None]) -> None:
+            nonlocal hung_up
+            if active:
+                hung_up = True
+                task.cancel()
+
+        active = True
+        gone.add_done_callback(cancel)
+        try:
+            reply = await self._send(agent, method, url, headers, body)
+            if hung_up:  # the client library swallowed the cancellation: forget it all the same
+                task.uncancel()
+            return reply
+        except asyncio.CancelledError:
+            if not hung_up or task.uncancel() > 0:
+                raise
+            self.failures[(agent.name, "platform_gone")] += 1
+            raise PlatformGone("the platform hung up before the agent answered: request cancelled") from None
+        finally:
+            active = False
+            gone.remove_done_callback(cancel)
 
     async def _send(self, agent: Agent, method: str, url: str, headers: list[tuple[bytes, bytes]],
                     body: bytes) -> Reply:

@@ -186,3 +186,27 @@ async def test_admin_listener_health_ready_stats_metrics(tmp_path):
     assert stats.json()["classifier"]["provider"] == "keywords"
     assert stats.json()["routes"] == {"telegram": 0, "whatsapp": 0}
     assert metrics.status_code == 200 and "stickyroute_classifier" in metrics.text
+
+
+def test_channel_paths_answer_like_starlettes_router_around_the_shortcut(tmp_path):
+    """Issue #8 (performance): exact channel paths skip Starlette's stack, and nothing else changes:
+    a method Starlette does not route on them is still 405, a near miss of the path still 404,
+    and an exact path reaches the agent."""
+    body = telegram_text(1, "hello there")
+
+    def head(method: bytes, path: bytes) -> bytes:
+        return (method + b" " + path + b" HTTP/1.1\r\nHost: h\r\nConnection: close\r\nContent-Type: application/json"
+                b"\r\nContent-Length: " + str(len(body)).encode() + b"\r\n\r\n")
+
+    with upstream_set("general") as ups:
+        config = write_config(tmp_path, ups)
+        with running_proxy(config) as (base, _service):
+            exact = raw_request(base, head(b"POST", b"/webhooks/telegram"), body)
+            trace = raw_request(base, head(b"TRACE", b"/webhooks/telegram"), body)
+            slash = raw_request(base, head(b"POST", b"/webhooks/telegram/"), body)
+            deeper = raw_request(base, head(b"POST", b"/webhooks/telegram/x"), body)
+    assert exact.split(b"\r\n", 1)[0] == b"HTTP/1.1 200 OK"
+    assert trace.split(b"\r\n", 1)[0] == b"HTTP/1.1 405 Method Not Allowed"
+    assert slash.split(b"\r\n", 1)[0] == b"HTTP/1.1 404 Not Found"
+    assert deeper.split(b"\r\n", 1)[0] == b"HTTP/1.1 404 Not Found"
+    assert len(ups["general"].requests) == 1
