@@ -127,11 +127,9 @@ function showStatus(status) {
 
 // ---- the charts ---------------------------------------------------------------------------------
 
-function colour(key, fixed) {
+function colour(key, fixed, keys) {
   if (fixed && fixed[key]) return fixed[key];
-  let hash = 0;
-  for (const char of key) hash = (hash * 31 + char.charCodeAt(0)) >>> 0;
-  return PALETTE[hash % PALETTE.length];
+  return PALETTE[Math.max(keys.indexOf(key), 0) % PALETTE.length]; // distinct within a chart, in name order
 }
 
 function showSeries(series) {
@@ -178,7 +176,7 @@ function drawChart(name, series, pick, fixed) {
       rect.setAttribute("y", y.toFixed(1));
       rect.setAttribute("width", Math.max(barW - 1, 1).toFixed(1));
       rect.setAttribute("height", Math.max(h, 0.5).toFixed(1));
-      rect.setAttribute("fill", colour(key, fixed));
+      rect.setAttribute("fill", colour(key, fixed, sorted));
       rect.setAttribute("data-key", key);
       const tip = document.createElementNS(SVG, "title");
       tip.textContent = `${clock(series.start + slot * series.bucket_s)} ${key}: ${value}`;
@@ -200,7 +198,7 @@ function drawChart(name, series, pick, fixed) {
   box.setAttribute("data-keys", sorted.join(","));
   $(name + "-total").textContent = `${total} in 15 min`;
   $("legend-" + name).replaceChildren(...sorted.map((key) =>
-    el("li", {}, el("span", { class: "swatch", style: `background:${colour(key, fixed)}` }), key)));
+    el("li", {}, el("span", { class: "swatch", style: `background:${colour(key, fixed, sorted)}` }), key)));
 }
 
 function niceCeiling(value) {
