@@ -1,4 +1,4 @@
-"""The admin listener: probes, metrics, stats and the operator's API under /v1/.
+"""The admin listener: probes, metrics, stats, the operator's API under /v1/, and the dashboard.
 
     app.py            create_admin_app(ops): the Starlette app from the route table, behind auth
     auth.py           BearerAuth: the `[admin] token` (header or session cookie); open probes
@@ -7,6 +7,7 @@
     operations.py     probes, stats, status, series, agents, explain, reload, demo agents, session
     conversations.py  list, look up, pin, reset conversations
     decisions.py      the recent decisions, and their server-sent events stream
+    dashboard.py      GET /: the dashboard page and its files (static/: HTML, JS, CSS, shipped inside)
     openapi.py        the OpenAPI document from the table
     params.py         query and body reading with 422s that say what is wrong
     errors.py         ApiError and the JSON error shape

@@ -16,6 +16,7 @@ from starlette.routing import Route
 
 from proxy.admin.auth import BearerAuth
 from proxy.admin.conversations import ENDPOINTS as CONVERSATIONS
+from proxy.admin.dashboard import ENDPOINTS as DASHBOARD
 from proxy.admin.decisions import ENDPOINTS as DECISIONS
 from proxy.admin.endpoint import Endpoint, Handler
 from proxy.admin.errors import ApiError, error_response
@@ -34,6 +35,7 @@ ENDPOINTS: tuple[Endpoint, ...] = (
     *OPERATIONS,
     *CONVERSATIONS,
     *DECISIONS,
+    *DASHBOARD,
     Endpoint("GET", "/v1/openapi.json", _openapi, "This document", tag="admin"),
 )
 """Every route of the admin listener (served and documented from here)."""

@@ -2,13 +2,18 @@
 
     /healthz, /readyz, /metrics       open (probes and scrapers)
     POST/DELETE /v1/session           open (sign in / out: sets or clears the session cookie)
+    GET /, /dashboard/*               open (the dashboard's page and files; its data comes from the API)
     everything else                   `Authorization: Bearer <token>`, or the session cookie
 
 Without a configured token every other route answers 401 with a hint to set one (the API is
 closed, not open). The token is read from the running config on each request (a reload that
 changes it applies at once) and compared in constant time. The cookie (`stickyroute_admin`,
 HttpOnly, SameSite=Strict, path /) lets a browser page use the API and its event stream, which
-cannot send headers (`EventSource`); SameSite=Strict keeps other sites from using it.
+cannot send headers (`EventSource`); SameSite=Strict keeps other sites from using it, and a
+request authenticated by the cookie that changes something (any method but GET, HEAD, OPTIONS)
+must also carry `X-Stickyroute-Request` (the dashboard's fetch sets it; a form or a link on
+another site cannot, and a cross-origin script would need a CORS pre-flight this app never
+grants): without it, 403. The Bearer header needs no such proof (a browser never adds it).
 """
 
 from __future__ import annotations
@@ -21,10 +26,15 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from proxy.admin.errors import error_response
 
-__all__ = ["COOKIE", "OPEN_PATHS", "BearerAuth", "token_matches"]
+__all__ = ["COOKIE", "CSRF_HEADER", "OPEN_PATHS", "OPEN_PREFIXES", "BearerAuth", "token_matches"]
 
 COOKIE = "stickyroute_admin"
-OPEN_PATHS = frozenset({"/healthz", "/readyz", "/metrics", "/v1/session"})
+CSRF_HEADER = "x-stickyroute-request"
+OPEN_PATHS = frozenset({"/healthz", "/readyz", "/metrics", "/v1/session", "/"})
+OPEN_PREFIXES = ("/dashboard/",)
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+CSRF_DETAIL = ("a change authenticated by the session cookie needs the X-Stickyroute-Request header (the dashboard "
+               "sends it), or send Authorization: Bearer <token>")
 NO_TOKEN_HINT = ('the admin API is off: set [admin] token in the config (e.g. token = "${STICKYROUTE_ADMIN_TOKEN}"), '
                  "reload or restart, and send Authorization: Bearer <token>; /healthz, /readyz and /metrics need none")
 BAD_TOKEN_HINT = "send Authorization: Bearer <token> with the [admin] token of the running config"
@@ -45,18 +55,23 @@ class BearerAuth:
         self.token = token
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["path"] in OPEN_PATHS:
+        path = scope["path"]
+        if scope["type"] != "http" or path in OPEN_PATHS or path.startswith(OPEN_PREFIXES):
             await self.app(scope, receive, send)
             return
         token = self.token()
         connection = HTTPConnection(scope)
         given = None
         scheme, _, credentials = connection.headers.get("authorization", "").partition(" ")
-        if scheme.lower() == "bearer":
+        by_cookie = scheme.lower() != "bearer"
+        if not by_cookie:
             given = credentials.strip()
         else:
             given = connection.cookies.get(COOKIE)
         if token_matches(given, token):
+            if by_cookie and scope["method"] not in SAFE_METHODS and CSRF_HEADER not in connection.headers:
+                await error_response(403, "forbidden", CSRF_DETAIL)(scope, receive, send)
+                return
             await self.app(scope, receive, send)
             return
         hint = NO_TOKEN_HINT if not token else BAD_TOKEN_HINT

@@ -45,6 +45,8 @@ def _operation(endpoint: Endpoint) -> dict[str, Any]:
         elif code < 300:
             answer["content"] = {endpoint.content: {"schema": {"type": "object"} if endpoint.content ==
                                                     "application/json" else {"type": "string"}}}
+        elif endpoint.content == "text/html":
+            answer["content"] = {"text/html": {"schema": {"type": "string"}}}
         elif endpoint.tag != "probes":
             answer["content"] = {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
         op["responses"][str(code)] = answer
@@ -60,9 +62,10 @@ def openapi_document(endpoints: Sequence[Endpoint]) -> dict[str, Any]:
         "openapi": "3.1.0",
         "info": {"title": "stickyroute admin API", "version": __version__,
                  "description": "The admin listener of stickyroute: probes, metrics, stats, conversations, "
-                                "decisions, explain, reload, demo agents. Every route but the probes, /metrics "
-                                "and /v1/session needs the [admin] token (Authorization: Bearer, or the session "
-                                "cookie)."},
+                                "decisions, explain, reload, demo agents, the dashboard. Every route but the "
+                                "probes, /metrics, /v1/session and the dashboard's page and files needs the [admin] "
+                                "token (Authorization: Bearer, or the session cookie; a change made with the cookie "
+                                "also needs the X-Stickyroute-Request header)."},
         "paths": paths,
         "components": {
             "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"},

@@ -90,8 +90,10 @@ class RecordingAgent:
 class ProxyProcess:
     """`stickyroute serve --config <path>` on free loopback ports (context manager)."""
 
-    def __init__(self, config: Path, *, workers: int = 1, log: Path | None = None) -> None:
+    def __init__(self, config: Path, *, workers: int = 1, log: Path | None = None, args: Sequence[str] = ()) -> None:
+        """`args`: more `serve` options (e.g. `--demo-agents`)."""
         self.config = config
+        self.args = tuple(args)
         self.port = free_port()
         self.admin_port = free_port()
         self.workers = workers
@@ -111,6 +113,7 @@ class ProxyProcess:
                    "127.0.0.1", "--port", str(self.port), "--admin-port", str(self.admin_port)]
         if self.workers > 1:
             command += ["--workers", str(self.workers)]
+        command += self.args
         env = {k: v for k, v in os.environ.items() if k != "GROQ_API_KEY"}
         with open(self.log, "ab") as out:
             self.process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, cwd=ROOT, env=env,
