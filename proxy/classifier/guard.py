@@ -30,6 +30,8 @@ from proxy.config.model import ClassifierSettings
 from proxy.state.budget import ClassifierBudget, MemoryBudget, TokenBucket
 
 logger = logging.getLogger("stickyroute.classifier")
+_ENCODE = json.JSONEncoder(ensure_ascii=False).encode
+"""One encoder for every classifier line (`json.dumps(v, ensure_ascii=False)` builds a new one per call)."""
 
 __all__ = ["BreakerState", "CircuitBreaker", "GuardedClassifier", "TokenBucket"]
 
@@ -198,6 +200,6 @@ class GuardedClassifier:
         if self._log_text(request.channel) if callable(self._log_text) else self._log_text:
             fields["text"] = request.text
             fields["answer"] = result.raw_answer
-        line = " ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in fields.items())
+        line = " ".join(f"{k}={_ENCODE(v)}" for k, v in fields.items())
         logger.info("classifier %s", line, extra={"classifier": fields})
         return result

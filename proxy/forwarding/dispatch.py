@@ -33,7 +33,7 @@ from proxy.errors import UnparsedUpdate, UpstreamError, UpstreamTimeout
 from proxy.forwarding.inbound import Inbound
 from proxy.forwarding.late import LateAnswers
 from proxy.forwarding.leg import REPLY_DROPPED, Forwarding
-from proxy.forwarding.offload import Breather, chunks, offload
+from proxy.forwarding.offload import CHUNK, Breather, chunks, offload
 from proxy.forwarding.pending import Item, Pending
 from proxy.forwarding.replies import answer_of, as_redelivery, summary, text_reply
 from proxy.observe import Accounting
@@ -131,8 +131,11 @@ class Dispatcher:
         keys = [(channel.name, i) for i in adapter.delivery_ids(envelopes, inbound.body)]
         distinct = list(dict.fromkeys(keys))
         claims: dict[DeliveryKey, Claim] = {}
-        async for chunk in chunks(distinct):
-            claims.update(zip(chunk, await self.deliveries.claim(chunk, now), strict=True))
+        if len(distinct) <= CHUNK:  # one call, no slicing (the usual request: one update)
+            claims.update(zip(distinct, await self.deliveries.claim(distinct, now), strict=True))
+        else:
+            async for chunk in chunks(distinct):
+                claims.update(zip(chunk, await self.deliveries.claim(chunk, now), strict=True))
         waiting = [k for k, c in claims.items() if c.state is ClaimState.IN_FLIGHT]
         if waiting:
             settled = await asyncio.gather(*(self.deliveries.settle(k, now, self.settle_s) for k in waiting))
@@ -154,9 +157,10 @@ class Dispatcher:
         outcomes = pending.outcomes
         lates: _Lates = {}
         try:
-            breathe = Breather()
+            breathe = Breather() if len(envelopes) > 1 else None
             for envelope, key in zip(envelopes, keys, strict=True):
-                await breathe()
+                if breathe is not None:
+                    await breathe()
                 if key in mine:
                     decision = await self._decide(channel, envelope, claims[key], now)
                     items.append((envelope, decision, key))
@@ -261,8 +265,9 @@ class Dispatcher:
                 else:
                     await self.deliveries.fail(chunk, reply, now, _memos_of(chunk, memos))
         unanswered = [k for k in owned if k not in outcomes]
-        async for chunk in chunks(unanswered):
-            await self.deliveries.fail(chunk, None, now, _memos_of(chunk, memos))
+        if unanswered:
+            async for chunk in chunks(unanswered):
+                await self.deliveries.fail(chunk, None, now, _memos_of(chunk, memos))
 
     @staticmethod
     def _redelivered(answers: list[Reply]) -> Reply:

@@ -240,6 +240,9 @@ class Leg:
                     method, target, headers=wire, data=body or None, allow_redirects=False,
                     timeout=self._timeout) as response:
                 relayed = relay_response_headers(list(response.raw_headers))
+                declared = response.content_length
+                if declared is not None and declared <= self.max_reply_bytes:  # framed and small: one read
+                    return Reply(response.status, relayed, await response.read())
                 try:
                     data = await read_capped(response.content.iter_any(), self.max_reply_bytes)
                 except BodyTooLarge:
