@@ -8,7 +8,7 @@ CONFIG ?= config/proxy.toml
 CORPUS ?= eval/corpus
 RESULTS ?= results
 
-.PHONY: install run test lint bench bench-state bench-learn learn-cv eval check clean faults soak fuzz
+.PHONY: install run test lint bench bench-icount bench-state bench-learn learn-cv eval check clean faults soak fuzz
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -34,6 +34,10 @@ check: install
 # benchmarks and evaluations print and write under $(RESULTS)/ (ignored): they never rewrite tracked files
 bench: install
 	$(PY) bench/run.py
+
+# instructions per routed request under callgrind (repeatable on a busy machine); TREE=path of another checkout
+bench-icount: install
+	$(PY) bench/icount.py $(if $(TREE),--tree $(TREE))
 
 bench-state: install
 	$(PY) bench/state_bench.py

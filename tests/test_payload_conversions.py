@@ -38,6 +38,7 @@ KNOWN_SITES = {
     ("proxy/config/ids.py", "ascii_int", "int"),     # after the ASCII-only regex
     ("proxy/state/memory.py", "stored_bytes", "int"),  # cachetools' size bookkeeping, not a payload value
     ("proxy/state/budget.py", "refill_s", "float"),  # a configured rate, not a payload value
+    ("proxy/server/logs.py", "formatTime", "int"),   # a log record's time (seconds), not a payload value
 }
 NOT_ASCII_INTEGERS = ["²", "¹", "٣", "３", "-٣", "1²", "۱۲", "⑦", " 7 ", "+7", "7.0", "1e3", "0x1f", "", "-"]
 
