@@ -19,6 +19,7 @@ from proxy.admin.conversations import ENDPOINTS as CONVERSATIONS
 from proxy.admin.decisions import ENDPOINTS as DECISIONS
 from proxy.admin.endpoint import Endpoint, Handler
 from proxy.admin.errors import ApiError, error_response
+from proxy.admin.hints import ENDPOINTS as HINTS
 from proxy.admin.openapi import openapi_document
 from proxy.admin.operations import ENDPOINTS as OPERATIONS
 from proxy.admin.ports import AdminOps
@@ -34,6 +35,7 @@ ENDPOINTS: tuple[Endpoint, ...] = (
     *OPERATIONS,
     *CONVERSATIONS,
     *DECISIONS,
+    *HINTS,
     Endpoint("GET", "/v1/openapi.json", _openapi, "This document", tag="admin"),
 )
 """Every route of the admin listener (served and documented from here)."""

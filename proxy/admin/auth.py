@@ -2,6 +2,7 @@
 
     /healthz, /readyz, /metrics       open (probes and scrapers)
     POST/DELETE /v1/session           open (sign in / out: sets or clears the session cookie)
+    POST /v1/hints                    the agent API: an agent's own token (proxy.admin.hints)
     everything else                   `Authorization: Bearer <token>`, or the session cookie
 
 Without a configured token every other route answers 401 with a hint to set one (the API is
@@ -24,7 +25,7 @@ from proxy.admin.errors import error_response
 __all__ = ["COOKIE", "OPEN_PATHS", "BearerAuth", "token_matches"]
 
 COOKIE = "stickyroute_admin"
-OPEN_PATHS = frozenset({"/healthz", "/readyz", "/metrics", "/v1/session"})
+OPEN_PATHS = frozenset({"/healthz", "/readyz", "/metrics", "/v1/session", "/v1/hints"})
 NO_TOKEN_HINT = ('the admin API is off: set [admin] token in the config (e.g. token = "${STICKYROUTE_ADMIN_TOKEN}"), '
                  "reload or restart, and send Authorization: Bearer <token>; /healthz, /readyz and /metrics need none")
 BAD_TOKEN_HINT = "send Authorization: Bearer <token> with the [admin] token of the running config"
