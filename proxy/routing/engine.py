@@ -154,7 +154,7 @@ def _heuristic(text: str, route: Route, rules: ChannelRules, now: float) -> Deci
     if diverging and switch is not None and top - second >= switch:
         new = Route(best or current, chosen_at=now, last_active=now)
         return Decision(new.agent, "keywords", store=new, scores=scores, switched=True)
-    hinted = hint_divergence(route, best, diverging, settings, now)
+    hinted = hint_divergence(route, scores, best, diverging, settings, now)
     if hinted is not None or diverging:
         if hinted is not None:
             pending, counter, candidate = hinted

@@ -3,7 +3,7 @@ another agent) or hands the conversation to another agent. Pure, like the engine
 
     apply_signal(signal, route, version, rules, now) -> Route | Ignored   the route to write
     hint_confirmation(text, route, now) -> NeedsClassification             auto_route_agent_hints = confirm
-    hint_divergence(route, best, diverging, settings, now) -> (route, counter, target) | None
+    hint_divergence(route, scores, best, diverging, settings, now) -> (route, counter, target) | None
 
 A signal is accepted only for a live Layer-2 route whose agent is the signal's sender and whose
 version (`Route.chosen_at`) is the one the agent was forwarded (a later message moved it: stale).
@@ -24,6 +24,7 @@ route (`hint = "not-mine"`, `hint_agent` = the suggestion) until the next non-sh
 from __future__ import annotations
 
 import enum
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from proxy.config.model import AgentHints, RoutingSettings, Strategy
@@ -105,19 +106,30 @@ def hint_confirmation(text: str, route: Route, now: float) -> NeedsClassificatio
                                candidate=route.hint_agent, hinted=True)
 
 
-def hint_divergence(route: Route, best: str | None, diverging: bool, settings: RoutingSettings,
-                    now: float) -> tuple[Route, int, str] | None:
+def hint_divergence(route: Route, scores: Mapping[str, int], best: str | None, diverging: bool,
+                    settings: RoutingSettings, now: float) -> tuple[Route, int, str] | None:
     """divergence mode (sticky_heuristic): the pending hint as one divergence increment.
 
-    Its target is the suggestion, else the message's keyword candidate (`best` when `diverging`);
-    None when there is neither (the hint waits on the route). The message's own increment counts
-    too when it points to the same target. Returns (route with the hint consumed and the counter
-    updated, the counter, the target).
+    Its target is the suggestion, else the message's keyword candidate: the other agent with the
+    highest raw score (at least `confidence_threshold`; the current agent said "not mine", so its
+    sticky bonus no longer holds the message; a tie for the top is no candidate). None when there
+    is neither (the hint waits on the route). The message's own increment counts too when its
+    keywords diverge (`best`, `diverging`: the engine's usual test) to the same target. Returns
+    (route with the hint consumed and the counter updated, the counter, the target).
     """
     if route.hint != NOT_MINE or settings.agent_hints is not AgentHints.DIVERGENCE:
         return None
-    target = route.hint_agent or (best if diverging else None)
+    target = route.hint_agent or _candidate(scores, route.agent, settings.confidence_threshold)
     if target is None:
         return None
     counter = (route.counter if route.candidate == target else 0) + 1 + (1 if diverging and best == target else 0)
     return route.hinted(None).diverging(now, target, counter), counter, target
+
+
+def _candidate(scores: Mapping[str, int], current: str, threshold: int) -> str | None:
+    """The other agent with the single highest raw score >= `threshold`, or None."""
+    others = sorted(((score, agent) for agent, score in scores.items() if agent != current and score >= threshold),
+                    reverse=True)
+    if not others or (len(others) > 1 and others[1][0] == others[0][0]):
+        return None
+    return others[0][1]

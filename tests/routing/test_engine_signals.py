@@ -215,3 +215,30 @@ async def test_a_signal_for_an_older_route_version_or_no_route_is_ignored() -> N
     sc.routes.clear()
     assert (stale, sc.signal(hint())) == (Ignored("stale: the route changed since"), Ignored("no live route"))
     assert before is not None and before.chosen_at == T0 - 60
+
+
+MIXED = "the python bug is about my invoice refund"
+"""coder 12 raw (+ sticky bonus), billing 12 raw: no divergence from coder without a hint."""
+
+
+@pytest.mark.parametrize(
+    ("hinted", "expected", "calls"),
+    [
+        pytest.param(False, ("coder", "agreement"), 0, id="without-a-hint-the-sticky-bonus-holds"),
+        pytest.param(True, ("billing", "agent_hint"), 1, id="after-not-mine-the-best-other-agent-is-the-candidate"),
+    ],
+)
+async def test_a_hint_without_suggestion_drops_the_sticky_bonus(hinted: bool, expected: tuple[str, str],
+                                                                calls: int) -> None:
+    sc = book(answers="billing", divergence_count=1)
+    if hinted:
+        sc.signal(hint())
+    decision = await sc.send(MIXED, 30)
+    assert ((decision.agent, decision.reason), sc.calls) == (expected, calls)
+
+
+async def test_a_tie_between_other_agents_is_no_candidate_and_the_hint_waits() -> None:
+    sc = book(answers="billing")
+    sc.signal(hint())
+    decision = await sc.send("my invoice and my password", 30)  # billing 6, support 6
+    assert ((decision.agent, decision.reason), sc.route().hint) == (("coder", "neutral"), NOT_MINE)  # type: ignore[union-attr]
