@@ -34,24 +34,24 @@ def check(tmp_path: Path, coder: str = "", channel: str = "", extra: str = "",
             [f"{p.key}: {p.message}" for p in problems if p.warning])
 
 
-def test_defaults_are_divergence_handoffs_on_no_tokens_random_secret_10_per_s(tmp_path: Path) -> None:
+def test_defaults_are_confirm_handoffs_on_no_tokens_random_secret_10_per_s(tmp_path: Path) -> None:
     config, errors, _warnings = check(tmp_path)
     assert config is not None and errors == []
     routing = config.channels["telegram"].routing  # type: ignore[attr-defined]
     assert (routing.agent_hints, routing.agent_handoffs, config.agents["coder"].token,  # type: ignore[attr-defined]
-            config.hints) == (AgentHints.DIVERGENCE, True, None, HintSettings(None, 10.0))  # type: ignore[attr-defined]
+            config.hints) == (AgentHints.CONFIRM, True, None, HintSettings(None, 10.0))  # type: ignore[attr-defined]
 
 
 def test_channel_overrides_token_from_env_and_hints_section(tmp_path: Path) -> None:
     config, errors, warnings = check(
         tmp_path, coder='token = "${CODER_TOKEN}"',
-        channel='overrides = { auto_route_agent_hints = "confirm", auto_route_agent_handoffs = false }',
+        channel='overrides = { auto_route_agent_hints = "divergence", auto_route_agent_handoffs = false }',
         extra='[hints]\nsecret = "${HINT_SECRET}"\nrate_per_s = 2.5',
         env={"CODER_TOKEN": "c" * 24, "HINT_SECRET": "h" * 32})
     routing = config.channels["telegram"].routing  # type: ignore[attr-defined]
     assert (errors, warnings, routing.agent_hints, routing.agent_handoffs, config.agents["coder"].token,  # type: ignore[attr-defined]
             config.hints.secret, config.hints.rate_per_s) == (  # type: ignore[attr-defined]
-        [], [], AgentHints.CONFIRM, False, "c" * 24, "h" * 32, 2.5)
+        [], [], AgentHints.DIVERGENCE, False, "c" * 24, "h" * 32, 2.5)
 
 
 def test_secrets_are_masked_in_repr(tmp_path: Path) -> None:

@@ -124,8 +124,9 @@ class RoutingSettings:
     explicit_switches_per_minute: float = 10.0
     """Explicit switches (`/agent <name>`, `@name`) one sender may make per minute on a channel
     (a token bucket shared by the replicas); over it the switch is ignored (`explicit_limited`)."""
-    agent_hints: AgentHints = AgentHints.DIVERGENCE
-    """What an agent's `not-mine` hint does (README "Agent hints and handoffs")."""
+    agent_hints: AgentHints = AgentHints.CONFIRM
+    """What an agent's `not-mine` hint does (README "Agent hints and handoffs"); `confirm` measured
+    better than `divergence` (README "Routing accuracy and LLM calls")."""
     agent_handoffs: bool = True
     """An agent's handoff switches the route at once (never over a user's explicit pin)."""
 

@@ -64,9 +64,10 @@ async def test_a_handoff_header_moves_the_next_message_and_never_reaches_the_pla
         200, [], ["keywords"], ["handoff"], 200)
 
 
-async def test_a_hint_header_is_one_divergence_increment(tmp_path, upstreams, backend) -> None:
+@pytest.mark.parametrize("mode", ["divergence", "confirm"])
+async def test_a_hint_header_moves_a_diverging_next_message(tmp_path, upstreams, backend, mode) -> None:
     upstreams["coder"].respond(**reply_with((b"X-Stickyroute-Hint", b"not-mine; suggest=billing")))
-    async with operated(tmp_path, upstreams, backend) as op:
+    async with operated(tmp_path, upstreams, backend, AUTO + f'\nauto_route_agent_hints = "{mode}"') as op:
         first = await op.webhook(TG, telegram_text(1, CODING))
         op.clock.advance(5)
         await op.webhook(TG, telegram_text(2, "my invoice shows a wrong refund"))

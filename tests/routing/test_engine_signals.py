@@ -22,6 +22,8 @@ MILD_BILLING = "what's the price now"
 
 
 def book(strategy: Strategy = HEUR, answers: Any = None, **settings: Any) -> Playbook:
+    """coder's conversation, a minute old; hints count as divergence unless `agent_hints` says."""
+    settings.setdefault("agent_hints", AgentHints.DIVERGENCE)
     sc = Playbook(make_config(strategy, **settings), ScriptedClassifier(answers))
     sc.seed("coder", age_s=60)
     return sc
@@ -175,10 +177,11 @@ async def test_a_user_switch_overrides_a_handoff_and_a_pending_hint() -> None:
         pytest.param(OFF, {}, handoff("billing"), {"explicit": True}, "auto_route is off", id="off-handoff"),
         pytest.param(OFF, {"agent_hints": AgentHints.CONFIRM}, hint(), {"explicit": True}, "auto_route is off",
                      id="off-hint"),
-        pytest.param(ONLY, {}, hint(), {}, "divergence hints need sticky_heuristic (channel uses explicit_only)",
+        pytest.param(ONLY, {"agent_hints": AgentHints.DIVERGENCE}, hint(), {},
+                     "divergence hints need sticky_heuristic (channel uses explicit_only)",
                      id="explicit_only-divergence-hint"),
-        pytest.param(TTL, {}, hint(), {}, "divergence hints need sticky_heuristic (channel uses sticky_ttl)",
-                     id="sticky_ttl-divergence-hint"),
+        pytest.param(TTL, {"agent_hints": AgentHints.DIVERGENCE}, hint(), {},
+                     "divergence hints need sticky_heuristic (channel uses sticky_ttl)", id="sticky_ttl-divergence-hint"),
         pytest.param(HEUR, {"agent_hints": AgentHints.OFF}, hint(), {}, "auto_route_agent_hints is off",
                      id="hints-off"),
         pytest.param(HEUR, {"agent_handoffs": False}, handoff("billing"), {}, "auto_route_agent_handoffs is false",
@@ -242,3 +245,11 @@ async def test_a_tie_between_other_agents_is_no_candidate_and_the_hint_waits() -
     sc.signal(hint())
     decision = await sc.send("my invoice and my password", 30)  # billing 6, support 6
     assert ((decision.agent, decision.reason), sc.route().hint) == (("coder", "neutral"), NOT_MINE)  # type: ignore[union-attr]
+
+
+async def test_the_default_is_confirm() -> None:
+    sc = Playbook(make_config(HEUR), ScriptedClassifier("billing"))
+    sc.seed("coder", age_s=60)
+    sc.signal(hint())
+    decision = await sc.send(LONG, 30)
+    assert ((decision.agent, decision.reason), sc.calls) == (("billing", "agent_hint"), 1)
