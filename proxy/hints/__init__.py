@@ -10,9 +10,9 @@ The semantics (what a hint or handoff does per strategy) live in the pure engine
 """
 
 from proxy.hints.ratelimit import AgentRateLimit
-from proxy.hints.reply import HANDOFF_HEADER, HINT_HEADER, take_signals
+from proxy.hints.reply import HANDOFF_HEADER, HINT_HEADER, parse_hint, take_signals
 from proxy.hints.service import CONVERSATION_HEADER, AgentSignals
 from proxy.hints.token import ConversationTokens, TokenClaims, TokenRejected
 
 __all__ = ["CONVERSATION_HEADER", "HANDOFF_HEADER", "HINT_HEADER", "AgentRateLimit", "AgentSignals",
-           "ConversationTokens", "TokenClaims", "TokenRejected", "take_signals"]
+           "ConversationTokens", "TokenClaims", "TokenRejected", "parse_hint", "take_signals"]

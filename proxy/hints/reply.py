@@ -14,7 +14,7 @@ from __future__ import annotations
 from proxy.reply import RawHeaders, Reply
 from proxy.routing.signals import Signal, SignalKind
 
-__all__ = ["HANDOFF_HEADER", "HINT_HEADER", "take_signals"]
+__all__ = ["HANDOFF_HEADER", "HINT_HEADER", "parse_hint", "take_signals"]
 
 HINT_HEADER = b"x-stickyroute-hint"
 HANDOFF_HEADER = b"x-stickyroute-handoff"
@@ -57,3 +57,12 @@ def _hint(value: bytes, sender: str, signals: list[Signal], problems: list[str])
             return
         suggest = agent.strip()
     signals.append(Signal(SignalKind.NOT_MINE, sender, suggest))
+
+
+def parse_hint(value: str, sender: str) -> Signal | str:
+    """An `X-Stickyroute-Hint` value (`not-mine[; suggest=<agent>]`) as `sender`'s signal, or what
+    is wrong with it."""
+    signals: list[Signal] = []
+    problems: list[str] = []
+    _hint(value.encode("latin-1", "replace"), sender, signals, problems)
+    return signals[0] if signals else problems[0]
