@@ -8,7 +8,7 @@ CONFIG ?= config/proxy.toml
 CORPUS ?= eval/corpus
 RESULTS ?= results
 
-.PHONY: install run test lint bench bench-icount bench-state bench-learn learn-cv eval check clean faults soak fuzz
+.PHONY: install run test lint bench bench-icount bench-state bench-learn learn-cv eval eval-hints check clean faults soak fuzz
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -63,6 +63,10 @@ eval: install
 	$(VENV)/bin/stickyroute replay $(CORPUS)/dev.jsonl --agents $(CORPUS)/agents.toml --strategy all --classifier oracle > $(RESULTS)/eval/multiwoz_oracle.txt && cat $(RESULTS)/eval/multiwoz_oracle.txt
 	$(VENV)/bin/stickyroute replay $(CORPUS)/dev_sgd.jsonl --agents $(CORPUS)/agents_sgd.toml --strategy all --classifier oracle > $(RESULTS)/eval/sgd_oracle.txt && cat $(RESULTS)/eval/sgd_oracle.txt
 	$(VENV)/bin/stickyroute replay $(CORPUS)/dev_clinc.jsonl --agents $(CORPUS)/agents_clinc.toml --strategy recommended --classifier oracle > $(RESULTS)/eval/clinc_oracle.txt && cat $(RESULTS)/eval/clinc_oracle.txt
+
+eval-hints: install
+	@mkdir -p $(RESULTS)/eval
+	$(PY) eval/agent_hints.py $(CORPUS) > $(RESULTS)/eval/agent_hints.md && cat $(RESULTS)/eval/agent_hints.md
 
 clean:
 	rm -rf $(VENV) *.egg-info .pytest_cache

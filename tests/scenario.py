@@ -17,7 +17,8 @@ Shapes:
   `now < last_active + ttl_s`). `send(item, after_s)` advances its `FakeClock` (seconds) by
   `after_s`, then decides; `play(steps)` sends a sequence of `item` or `(after_s, item)` and
   returns `[(agent, reason), ...]`; `seed(...)` writes a route as if set `age_s` seconds ago;
-  `route(...)` / `state(...)` read the live route at the clock. Engine tests use it.
+  `route(...)` / `state(...)` read the live route at the clock; `signal(signal)` applies an
+  agent's hint or handoff (issue #12) to the route. Engine tests use it.
 - `Scenario(config, classifier)` has the same interface (async `seed`, `route`, `state`,
   `routes`) over the real `Router` and the memory state backend: router tests use it.
 """
@@ -47,6 +48,7 @@ from proxy.routing.engine import Decision, NeedsClassification, NeedsPermit, con
 from proxy.routing.envelope import Envelope, MessageKind
 from proxy.routing.router import Router
 from proxy.routing.rules import ChannelRules, build_all_rules
+from proxy.routing.signals import Ignored, Signal, apply_signal
 from proxy.state.base import limits_for
 from proxy.state.budget import MemorySwitchBudget
 from proxy.state.memory import MemoryConversationState
@@ -309,6 +311,17 @@ class Playbook(_Base):
         elif outcome.store is not None:
             self.routes[who] = outcome.store
         return outcome
+
+    def signal(self, signal: Signal, *, after_s: float = 0.0, version: float | None = None,
+               sender: str = USER) -> Route | Ignored:
+        """Advance the clock by `after_s` and apply an agent's `signal` to the conversation of
+        `sender` (`signals.apply_signal`): the route written, or why it was ignored."""
+        self.clock.advance(after_s)
+        who = key(sender=sender)
+        result = apply_signal(signal, self._live(who, self.clock()), version, self.rules[CHANNEL], self.clock())
+        if isinstance(result, Route):
+            self.routes[who] = result
+        return result
 
     def _live(self, who: ConversationKey, now: float) -> Route | None:
         route = self.routes.get(who)

@@ -36,7 +36,8 @@ DIGIT_TESTS = {"isdigit", "isdecimal", "isnumeric"}
 KNOWN_SITES = {
     ("proxy/config/ids.py", "normalise_id", "int"),  # a JSON float that is a whole number
     ("proxy/config/ids.py", "ascii_int", "int"),     # after the ASCII-only regex
-    ("proxy/state/memory.py", "stored_bytes", "int"),  # cachetools' size bookkeeping, not a payload value
+    ("proxy/state/memory_deliveries.py", "stored_bytes", "int"),  # cachetools' size bookkeeping, not a payload value
+    ("proxy/routing/router.py", "__init__", "int"),  # signal retries from the configured classifier timeout
     ("proxy/state/budget.py", "refill_s", "float"),  # a configured rate, not a payload value
     ("proxy/server/logs.py", "formatTime", "int"),   # a log record's time (seconds), not a payload value
 }

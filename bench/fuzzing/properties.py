@@ -94,7 +94,7 @@ class RecordingLeg:
         self.forwards: list[tuple[str, bytes, BodyPart | None]] = []
 
     async def forward(self, inbound: Inbound, agent: Agent, channel: str, reason: str,
-                      part: BodyPart | None = None) -> Reply:
+                      part: BodyPart | None = None, extra: Sequence[tuple[bytes, bytes]] = ()) -> Reply:
         self.forwards.append((agent.name, inbound.body, part))
         return Reply(200, [(b"content-type", b"application/json")], b'{"ok":true}')
 

@@ -20,6 +20,7 @@ from proxy.admin.dashboard import ENDPOINTS as DASHBOARD
 from proxy.admin.decisions import ENDPOINTS as DECISIONS
 from proxy.admin.endpoint import Endpoint, Handler
 from proxy.admin.errors import ApiError, error_response
+from proxy.admin.hints import ENDPOINTS as HINTS
 from proxy.admin.openapi import openapi_document
 from proxy.admin.operations import ENDPOINTS as OPERATIONS
 from proxy.admin.ports import AdminOps
@@ -36,6 +37,7 @@ ENDPOINTS: tuple[Endpoint, ...] = (
     *CONVERSATIONS,
     *DECISIONS,
     *DASHBOARD,
+    *HINTS,
     Endpoint("GET", "/v1/openapi.json", _openapi, "This document", tag="admin"),
 )
 """Every route of the admin listener (served and documented from here)."""

@@ -3,6 +3,7 @@
     /healthz, /readyz, /metrics       open (probes and scrapers)
     POST/DELETE /v1/session           open (sign in / out: sets or clears the session cookie)
     GET /, /dashboard/*               open (the dashboard's page and files; its data comes from the API)
+    POST /v1/hints                    the agent API: an agent's own token (proxy.admin.hints)
     everything else                   `Authorization: Bearer <token>`, or the session cookie
 
 Without a configured token every other route answers 401 with a hint to set one (the API is
@@ -30,7 +31,7 @@ __all__ = ["COOKIE", "CSRF_HEADER", "OPEN_PATHS", "OPEN_PREFIXES", "BearerAuth",
 
 COOKIE = "stickyroute_admin"
 CSRF_HEADER = "x-stickyroute-request"
-OPEN_PATHS = frozenset({"/healthz", "/readyz", "/metrics", "/v1/session", "/"})
+OPEN_PATHS = frozenset({"/healthz", "/readyz", "/metrics", "/v1/session", "/v1/hints", "/"})
 OPEN_PREFIXES = ("/dashboard/",)
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 CSRF_DETAIL = ("a change authenticated by the session cookie needs the X-Stickyroute-Request header (the dashboard "

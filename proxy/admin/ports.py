@@ -89,6 +89,10 @@ class AdminOps(Protocol):
         """The in-process demo agents and whether each is paused (404 without demo agents)."""
         ...
 
+    async def agent_hint(self, authorization: str | None, body: bytes) -> tuple[int, Json]:
+        """`POST /v1/hints`: (status, JSON answer) for an agent's signal (proxy.hints.service)."""
+        ...
+
     async def pause(self, name: str, paused: bool) -> Json:
         """Pause (stop its listener: the proxy answers 502) or resume a demo agent."""
         ...

@@ -23,7 +23,7 @@ from proxy.config.rulepack import (
 )
 
 AGENT_KEYS = ("url", "channels", "description", "aliases", "keywords", "weak_keywords", "rules", "max_connections",
-              "hidden")
+              "hidden", "token")
 
 
 def check_name(table: Table, name: str, what: str) -> bool:
@@ -85,7 +85,16 @@ def _read_agent(name: str, table: Table, config_dir: Path,
         weak_keywords=weak,
         max_connections=table.integer("max_connections", minimum=1),
         hidden=bool(table.boolean("hidden", False)),
+        token=_token(table),
     )
+
+
+def _token(table: Table) -> str | None:
+    """The agent's API token (`token`); shorter than 16 characters is a warning."""
+    token = table.string("token")
+    if token is not None and len(token) < 16:
+        table.problems.warn(table.sub("token"), "shorter than 16 characters: easy to guess")
+    return token
 
 
 def _check_aliases(table: Table, agents: dict[str, Agent]) -> None:

@@ -16,6 +16,7 @@ from typing import Any
 from proxy.config._reader import Table, quote
 from proxy.config.model import (
     AdminSettings,
+    AgentHints,
     ClassifierSettings,
     RoutingSettings,
     ServerSettings,
@@ -38,8 +39,10 @@ AUTO_ROUTE_KEYS = (
     "auto_route_sticky_bonus", "auto_route_divergence_count", "auto_route_explicit_pin",
     "auto_route_first_message_margin", "auto_route_early_confirm_margin",
     "auto_route_keyword_switch_margin", "auto_route_contest_confirm",
+    "auto_route_agent_hints", "auto_route_agent_handoffs",
 )
 STRATEGIES = tuple(s.value for s in Strategy)
+HINT_MODES = tuple(h.value for h in AgentHints)
 
 
 def _present(**values: Any) -> dict[str, Any]:
@@ -165,6 +168,7 @@ def routing_values(table: Table) -> dict[str, Any]:
     Unknown keys are the caller's business.
     """
     strategy = table.choice("auto_route", STRATEGIES)
+    hints = table.choice("auto_route_agent_hints", HINT_MODES)
     ttl_minutes = table.number("auto_route_ttl_minutes", positive=True)
     acknowledgements = table.strings("acknowledgements", None)
     return _present(
@@ -185,4 +189,6 @@ def routing_values(table: Table) -> dict[str, Any]:
         max_conversations=table.integer("max_conversations", minimum=1),
         log_text=table.boolean("log_text"),
         explicit_switches_per_minute=table.number("explicit_switches_per_minute"),
+        agent_hints=None if hints is None else AgentHints(hints),
+        agent_handoffs=table.boolean("auto_route_agent_handoffs"),
     )

@@ -27,6 +27,7 @@ from typing import Any
 
 from proxy.config._agents import read_agents
 from proxy.config._channels import read_channels
+from proxy.config._hints import read_hints, warn_unsigned
 from proxy.config._reader import Problems, Table, read_toml, substitute_env
 from proxy.config._sections import (
     read_admin,
@@ -39,7 +40,7 @@ from proxy.config._state import read_state
 from proxy.config.model import Agent, Channel, Config, Strategy
 from proxy.errors import ConfigError, ConfigProblem
 
-TOP_LEVEL_KEYS = ("server", "admin", "upstream", "routing", "classifier", "state", "agents", "channels")
+TOP_LEVEL_KEYS = ("server", "admin", "upstream", "routing", "classifier", "state", "hints", "agents", "channels")
 
 log = logging.getLogger("stickyroute.config")
 
@@ -78,9 +79,11 @@ def check_config(path: str | Path, env: Mapping[str, str] | None = None
     routing = read_routing(root.table("routing"))
     classifier = read_classifier(root.table("classifier"))
     state = read_state(root.table("state"))
+    hints = read_hints(root.table("hints"))
     agents = read_agents(root, config_dir, _names(data.get("channels")))
     channels = read_channels(root, _names(data.get("agents")), routing)
     _warn_keywordless(problems, agents, channels)
+    warn_unsigned(problems, hints, agents, state)
     if problems.errors:
         return None, problems.items
     config = Config(
@@ -93,6 +96,7 @@ def check_config(path: str | Path, env: Mapping[str, str] | None = None
         routing=routing,
         classifier=classifier,
         state=state,
+        hints=hints,
     )
     return config, problems.items
 

@@ -28,6 +28,14 @@ class Strategy(enum.Enum):
     STICKY_HEURISTIC = "sticky_heuristic"
 
 
+class AgentHints(enum.Enum):
+    """`auto_route_agent_hints`: what an agent's `not-mine` hint does (issue #12)."""
+
+    OFF = "off"                # ignored
+    DIVERGENCE = "divergence"  # one divergence increment (sticky_heuristic)
+    CONFIRM = "confirm"        # the next non-short message goes to the classifier at once
+
+
 class ChannelType(enum.Enum):
     """Platform of a channel (`channels.<name>.type`)."""
 
@@ -116,6 +124,11 @@ class RoutingSettings:
     explicit_switches_per_minute: float = 10.0
     """Explicit switches (`/agent <name>`, `@name`) one sender may make per minute on a channel
     (a token bucket shared by the replicas); over it the switch is ignored (`explicit_limited`)."""
+    agent_hints: AgentHints = AgentHints.CONFIRM
+    """What an agent's `not-mine` hint does (README "Agent hints and handoffs"); `confirm` measured
+    better than `divergence` (README "Routing accuracy and LLM calls")."""
+    agent_handoffs: bool = True
+    """An agent's handoff switches the route at once (never over a user's explicit pin)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,6 +152,8 @@ class Agent:
     hidden: bool = False
     """Never listed by `/agent`, never chosen by `/agent`, `@name`, the classifier or keywords:
     reached only through Layer 1 (bindings, thread routes, a channel default)."""
+    token: str | None = field(default=None, repr=False)
+    """Bearer token of this agent on the agent API (`POST /v1/hints`); None: it cannot call it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -242,6 +257,16 @@ class StateSettings:
 
 
 @dataclass(frozen=True, slots=True)
+class HintSettings:
+    """`[hints]`: agent signals (issue #12): the conversation tokens' HMAC key and the agent API's
+    rate per agent (calls per second)."""
+
+    secret: str | None = field(default=None, repr=False)
+    """None: a random secret per process (tokens die with it; replicas must share a set one)."""
+    rate_per_s: float = 10.0
+
+
+@dataclass(frozen=True, slots=True)
 class Config:
     """The whole configuration file, validated."""
 
@@ -254,6 +279,7 @@ class Config:
     routing: RoutingSettings = RoutingSettings()
     classifier: ClassifierSettings = ClassifierSettings()
     state: StateSettings = StateSettings()
+    hints: HintSettings = HintSettings()
 
     def channel_for_path(self, path: str) -> Channel | None:
         """The channel whose `path`/`paths` equals `path` exactly, or None."""

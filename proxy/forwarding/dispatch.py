@@ -35,7 +35,8 @@ from proxy.forwarding.late import LateAnswers
 from proxy.forwarding.leg import REPLY_DROPPED, Forwarding
 from proxy.forwarding.offload import CHUNK, Breather, chunks, offload
 from proxy.forwarding.pending import Item, Pending
-from proxy.forwarding.replies import answer_of, as_redelivery, summary, text_reply
+from proxy.forwarding.replies import answer_of, redelivered, summary, text_reply
+from proxy.hints import AgentSignals
 from proxy.observe import Accounting
 from proxy.reply import Reply
 from proxy.routing.engine import Decision
@@ -60,11 +61,14 @@ class Dispatcher:
     monotonic clock (upstream latency). `settle_s` bounds how long a retry waits for an earlier
     attempt still in flight (default: the upstream deadline plus the classifier timeout, plus
     one second). `accounting` gets every request and forward (default: its own, unexported).
+    `signals` takes agent hints and handoffs out of replies and gives forwards their conversation
+    token (default: one for this config with a per-process secret unless `[hints] secret`).
     """
 
     def __init__(self, config: Config, router: Router, deliveries: DeliveryLog, leg: Forwarding,
                  clock: Callable[[], float], recorder: RecordHook | None = None, settle_s: float | None = None,
-                 accounting: Accounting | None = None, timer: Callable[[], float] = clocks.monotonic) -> None:
+                 accounting: Accounting | None = None, timer: Callable[[], float] = clocks.monotonic,
+                 signals: AgentSignals | None = None) -> None:
         self.config = config
         self.router = router
         self.deliveries = deliveries
@@ -74,6 +78,7 @@ class Dispatcher:
         self.recorder = recorder
         self.late = LateAnswers(deliveries, clock)
         self.accounting = accounting if accounting is not None else Accounting(CollectorRegistry(), clock)
+        self.signals = signals if signals is not None else AgentSignals(config, router)
         upstream = config.upstream
         self.settle_s = settle_s if settle_s is not None else (
             upstream.connect_timeout_s + upstream.timeout_s + config.classifier.timeout_s + 1.0)
@@ -148,7 +153,7 @@ class Dispatcher:
             decisions.extend(Decision(m.agent, m.reason) if m is not None else None for m in firsts)
             agents = {m.agent for m in firsts if m is not None}
             pending.verdict = Decision(agents.pop() if len(agents) == 1 else "", "redelivery")
-            return self._redelivered(earlier)
+            return redelivered(earlier)
         if earlier:
             log.info("batch on %s: %d of %d item(s) answered earlier, forwarding the rest",
                      channel.name, len(earlier), len(claims))
@@ -168,7 +173,7 @@ class Dispatcher:
                 else:
                     memo = claims[key].memo
                     decisions.append(Decision(memo.agent, memo.reason) if memo is not None else None)
-            reply = await self._send(adapter, channel, inbound, items, len(envelopes), outcomes, lates)
+            reply = await self._send(adapter, channel, inbound, items, len(envelopes), outcomes, lates, now)
         finally:
             memos = {key: DecisionMemo(d.agent, d.reason) for _e, d, key in items}
             await self._end(owned, outcomes, memos, now, lates)
@@ -189,7 +194,7 @@ class Dispatcher:
             return Decision(channel.default_agent, "routing_error")
 
     async def _send(self, adapter: ChannelAdapter, channel: Channel, inbound: Inbound, items: list[Item],
-                    total: int, outcomes: dict[DeliveryKey, Reply], lates: _Lates) -> Reply:
+                    total: int, outcomes: dict[DeliveryKey, Reply], lates: _Lates, now: float) -> Reply:
         """Forward `items`: the body unchanged when they are all of it and go to one agent, else
         one part per agent; record each item's part reply in `outcomes`."""
         if len(items) == 1 and items[0][1].list_agents:
@@ -213,8 +218,8 @@ class Dispatcher:
                 groups = {channel.default_agent: items}
         late: list[asyncio.Future[Reply] | None] = [None] * len(groups)
         sends = [
-            self._forward(channel, inbound, Decision(agent, ",".join(dict.fromkeys(d.reason for _e, d, _k in group))),
-                          parts[agent] if parts is not None else None, late, index)
+            self._forward(channel, inbound, _merged(agent, group), parts[agent] if parts is not None else None,
+                          late, index, now)
             for index, (agent, group) in enumerate(groups.items())
         ]
         replies = [await sends[0]] if len(sends) == 1 else await asyncio.gather(*sends)
@@ -226,13 +231,17 @@ class Dispatcher:
         return replies[0]
 
     async def _forward(self, channel: Channel, inbound: Inbound, decision: Decision, part: BodyPart | None = None,
-                       late: list[asyncio.Future[Reply] | None] | None = None, index: int = 0) -> Reply:
-        """The agent's reply, or the proxy's error answer; an exchange still running after its 504
-        goes to `late[index]` (None: nobody keeps its answer)."""
+                       late: list[asyncio.Future[Reply] | None] | None = None, index: int = 0,
+                       now: float | None = None) -> Reply:
+        """The agent's reply (agent signals taken out: `self.signals`), or the proxy's error
+        answer; an exchange still running after its 504 goes to `late[index]` (None: nobody keeps
+        its answer)."""
         agent = self.config.agents[decision.agent]
+        conversation = decision.conversation
+        extra = self.signals.request_headers(channel.name, agent, conversation, now) if now is not None else []
         started = self.timer()
         try:
-            reply = await self.leg.forward(inbound, agent, channel.name, decision.reason, part)
+            reply = await self.leg.forward(inbound, agent, channel.name, decision.reason, part, extra)
         except UpstreamError as exc:
             self.accounting.upstream(agent.name, self.timer() - started, exc.kind)
             log.warning("upstream %s failed for %s: %s", decision.agent, channel.name, exc)
@@ -245,7 +254,8 @@ class Dispatcher:
             return text_reply(exc.status_code, f"upstream {decision.agent} {what}", decision.reason)
         dropped = reply.header(REPLY_DROPPED) is not None  # over the reply cap: relayed without its body
         self.accounting.upstream(agent.name, self.timer() - started, "too_large" if dropped else None)
-        return reply
+        return await self.signals.from_reply(channel.name, agent.name, conversation, reply,
+                                             now if now is not None else self.clock())
 
     async def _end(self, owned: list[DeliveryKey], outcomes: dict[DeliveryKey, Reply],
                    memos: dict[DeliveryKey, DecisionMemo], now: float, lates: _Lates) -> None:
@@ -269,17 +279,15 @@ class Dispatcher:
             async for chunk in chunks(unanswered):
                 await self.deliveries.fail(chunk, None, now, _memos_of(chunk, memos))
 
-    @staticmethod
-    def _redelivered(answers: list[Reply]) -> Reply:
-        """Every item was answered by an earlier attempt: its answer again, not forwarded."""
-        distinct = list({(r.status, tuple(r.headers), r.body): r for r in answers}.values())
-        reply = distinct[0] if len(distinct) == 1 else None
-        if reply is None and not all(r.ok for r in distinct):
-            reply = summary(distinct)
-        return as_redelivery(reply)
-
 
 _WHAT = {"timeout": "timed out", "refused": "unreachable", "pool_exhausted": "has no free connection"}
+
+
+def _merged(agent: str, group: list[Item]) -> Decision:
+    """The decision a group of items is forwarded under: their reasons joined; the conversation
+    (for agent signals) only when the group is one item."""
+    reasons = ",".join(dict.fromkeys(d.reason for _e, d, _k in group))
+    return Decision(agent, reasons, conversation=group[0][1].conversation if len(group) == 1 else None)
 
 
 def _memos_of(keys: Sequence[DeliveryKey], memos: dict[DeliveryKey, DecisionMemo]) -> dict[DeliveryKey, DecisionMemo]:

@@ -59,11 +59,14 @@ X_FORWARDED_PROTO = b"x-forwarded-proto"
 X_FORWARDED_HOST = b"x-forwarded-host"
 X_STICKYROUTE_AGENT = b"x-stickyroute-agent"
 X_STICKYROUTE_REASON = b"x-stickyroute-reason"
+X_STICKYROUTE_CONVERSATION = b"x-stickyroute-conversation"
+"""Set by the proxy for agents with an API token (proxy.hints); never passed on from a client."""
 
 _SET_BY_CLIENT = frozenset({b"host", b"content-length"})
 """Recomputed by httpx from the upstream URL and the body bytes (RFC 9110 7.2, RFC 9112 6.3)."""
 _REPLACED = frozenset(
-    {X_FORWARDED_FOR, X_FORWARDED_PROTO, X_FORWARDED_HOST, X_STICKYROUTE_AGENT, X_STICKYROUTE_REASON}
+    {X_FORWARDED_FOR, X_FORWARDED_PROTO, X_FORWARDED_HOST, X_STICKYROUTE_AGENT, X_STICKYROUTE_REASON,
+     X_STICKYROUTE_CONVERSATION}
 )
 
 
@@ -109,7 +112,8 @@ def upstream_request_headers(
     - `X-Forwarded-Proto` / `X-Forwarded-Host`: the received values when the peer is trusted and
       sent them, else `scheme` (http/https of the inbound connection) and `host` (inbound `Host`;
       omitted when empty).
-    - `X-Stickyroute-Agent: <agent>` and `X-Stickyroute-Reason: <reason>` (inbound ones dropped).
+    - `X-Stickyroute-Agent: <agent>` and `X-Stickyroute-Reason: <reason>` (inbound ones dropped,
+      as is an inbound `X-Stickyroute-Conversation`: only the proxy sets it, issue #12).
     - `Forwarded` / `X-Real-IP` pass only from a trusted peer (an untrusted client could forge them).
     """
     kept = [

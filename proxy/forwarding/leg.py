@@ -1,6 +1,6 @@
 """The forwarding leg: the inbound bytes to an agent over aiohttp, the agent's reply back.
 
-    Leg.forward(inbound, agent, channel, reason, part=None) -> Reply
+    Leg.forward(inbound, agent, channel, reason, part=None, extra=()) -> Reply
 
 The leg builds the upstream URL (the agent's base URL + the inbound path and query as received,
 or the agent's exact per-channel URL) and the request headers (`headers.upstream_request_headers`:
@@ -40,6 +40,7 @@ from __future__ import annotations
 import asyncio
 import functools
 from collections import Counter
+from collections.abc import Sequence
 from typing import Any, Protocol
 
 import aiohttp
@@ -66,8 +67,9 @@ class Forwarding(Protocol):
     """What the dispatcher needs of a leg (the aiohttp `Leg`, or a fake in unit tests)."""
 
     async def forward(self, inbound: Inbound, agent: Agent, channel: str, reason: str,
-                      part: BodyPart | None = None) -> Reply:
-        """Send the request (or `part`) to `agent`; the agent's reply. Raises UpstreamError."""
+                      part: BodyPart | None = None, extra: Sequence[tuple[bytes, bytes]] = ()) -> Reply:
+        """Send the request (or `part`) to `agent`, with the `extra` header fields added; the
+        agent's reply. Raises UpstreamError."""
         ...
 
     async def aclose(self) -> None:
@@ -144,8 +146,9 @@ class Leg:
         )
 
     async def forward(self, inbound: Inbound, agent: Agent, channel: str, reason: str,
-                      part: BodyPart | None = None) -> Reply:
-        """Send the inbound request (or a batch `part`) to `agent`; its reply, buffered raw.
+                      part: BodyPart | None = None, extra: Sequence[tuple[bytes, bytes]] = ()) -> Reply:
+        """Send the inbound request (or a batch `part`) to `agent` with the `extra` header fields
+        appended (the agent's conversation token); its reply, buffered raw.
 
         Raises UpstreamConnectError, UpstreamPoolExhausted, UpstreamTimeout (with `late` when
         late answers are on) or UpstreamError (module docstring).
@@ -159,6 +162,8 @@ class Leg:
             inbound.headers, client_ip=inbound.client_ip, scheme=inbound.scheme, host=inbound.host,
             peer_trusted=inbound.client_ip in self._trusted, agent=agent.name, reason=reason,
         )
+        if extra:
+            headers = [*headers, *extra]
         body = inbound.body
         if part is not None:
             body = part.body

@@ -39,3 +39,13 @@ def summary(replies: list[Reply]) -> Reply:
         return text_reply(200, "ok")
     failed = [r.status for r in replies if not r.ok]
     return text_reply(502, f"{len(failed)} of {len(replies)} parts failed: {failed}")
+
+
+def redelivered(answers: list[Reply]) -> Reply:
+    """Every item of a request was answered by an earlier attempt: that answer again (marked
+    redelivery), the batch summary when the earlier answers differ and one failed, else 200 ok."""
+    distinct = list({(r.status, tuple(r.headers), r.body): r for r in answers}.values())
+    reply = distinct[0] if len(distinct) == 1 else None
+    if reply is None and not all(r.ok for r in distinct):
+        reply = summary(distinct)
+    return as_redelivery(reply)

@@ -5,14 +5,14 @@ Each recorded POST is parsed again (`proxy.channels.parse`, the order the record
 channel and delivery id) is read once. Conversations are the router's (channel, chat, thread,
 sender); their messages stay in time order. A text message's decision reason makes it:
 
-- CREDIT for the decision's agent: `classified`, `reclassified` (a classifier chose it) and
-  `llm_confirmed` (a classifier confirmed a switch to it) — every confirmed switch teaches the
-  gate to recognise the next one without a call;
+- CREDIT for the decision's agent: `classified`, `reclassified` (a classifier chose it),
+  `llm_confirmed` and `agent_hint` (a classifier confirmed a switch to it) — every confirmed
+  switch teaches the gate to recognise the next one without a call;
 - CREDIT for the named agent: `explicit` (`/agent x` or `@x`; the people themselves chose it),
   with the command and mentions cut out of the text; when nothing is left ("/agent coder"
   alone), the conversation's next text message, if it still goes to that agent, is the example;
-- BACKGROUND: `llm_rejected` (the classifier kept the previous agent: the message carries it,
-  so its terms get no credit) and `classified_default` (the classifier answered none);
+- BACKGROUND: `llm_rejected`, `hint_rejected` (the classifier kept the previous agent: the
+  message carries it, so its terms get no credit) and `classified_default` (none);
 - CONTEXT otherwise (keywords, stickiness, short messages...: unverified, never counted).
 
 Raises `NoDecisions` for a recording without decisions (version 1, or no `decisions` key).
@@ -34,8 +34,8 @@ from proxy.routing.envelope import MessageKind
 from proxy.routing.explicit import AgentNames, ExplicitKind, parse_explicit, without_explicit
 from proxy.state.route import ConversationKey
 
-CREDITED = frozenset({"classified", "reclassified", "llm_confirmed"})
-BACKGROUND_REASONS = frozenset({"llm_rejected", "classified_default"})
+CREDITED = frozenset({"classified", "reclassified", "llm_confirmed", "agent_hint"})
+BACKGROUND_REASONS = frozenset({"llm_rejected", "hint_rejected", "classified_default"})
 
 
 class NoDecisions(ValueError):

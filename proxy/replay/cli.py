@@ -3,11 +3,14 @@
     stickyroute replay CORPUS.jsonl --agents AGENTS.toml [--config CONFIG] [--strategy NAME|all]
         [--classifier oracle|noisy:P|keywords|groq] [--seed N] [--gap-s 30]
         [--format table|json] [--sweep] [--plot FILE.png] [--limit N] [--rules DIR [--rules-only]]
+        [--agent-hints P,R] [--hints-mode off|divergence|confirm]
     stickyroute replay RECORDING.jsonl --config NEW [--baseline OLD] [--classifier keywords|groq]
 
 The file's first line decides the mode: a recording (`serve --record`) has a header or "body".
 Corpus rows: the two baselines, the four strategies with the seed settings, `recommended`
 (RECOMMENDED below) and, with --config, `config` (its first Telegram channel's routing).
+`--agent-hints P,R` adds simulated agents that say "not mine" (issue #12, `runner.play`);
+`--hints-mode` sets every row's `auto_route_agent_hints`.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from proxy.classifier.base import Classifier
-from proxy.config.model import Agent, Config, RoutingSettings, Strategy
+from proxy.config.model import Agent, AgentHints, Config, RoutingSettings, Strategy
 from proxy.errors import ConfigError
 from proxy.replay.agents_file import ExtraPacks
 from proxy.replay.corpus import Conversation, load_agents, load_corpus
@@ -65,6 +68,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="corpus: merge DIR/<agent>.toml into each agent (a `stickyroute learn` output)")
     parser.add_argument("--rules-only", action="store_true",
                         help="with --rules: use the packs' keyword lists instead of the agents file's")
+    parser.add_argument("--agent-hints", metavar="P,R",
+                        help="simulated agents hint not-mine: falsely on their own turns with probability P, "
+                             "on another agent's turns with recall R (seeded by --seed)")
+    parser.add_argument("--hints-mode", choices=tuple(h.value for h in AgentHints),
+                        help="auto_route_agent_hints of every row (default: each row's own, divergence)")
+
+
+def parse_rates(text: str) -> tuple[float, float]:
+    """`P,R` -> (P, R), both in [0, 1]; ValueError naming the option otherwise."""
+    parts = text.split(",")
+    try:
+        rates = tuple(float(p) for p in parts)
+    except ValueError:
+        rates = ()
+    if len(rates) != 2 or not all(0.0 <= r <= 1.0 for r in rates):
+        raise ValueError(f"--agent-hints: expected P,R with both between 0 and 1, got {text!r}")
+    return rates[0], rates[1]
 
 
 def strategy_rows(names: list[str], config_settings: RoutingSettings | None) -> list[tuple[str, RoutingSettings]]:
@@ -165,15 +185,19 @@ def _run(args: argparse.Namespace) -> int:
         print(f"replay: {exc}", file=sys.stderr)
         return 2
     rows = baseline_rows(conversations, agents)
+    if args.hints_mode:
+        named = [(n, replace(s, agent_hints=AgentHints(args.hints_mode))) for n, s in named]
     try:
-        rows += [evaluate(name, conversations, agents, s, judge, args.seed, args.gap_s) for name, s in named]
+        rates = parse_rates(args.agent_hints) if args.agent_hints else None
+        rows += [evaluate(name, conversations, agents, s, judge, args.seed, args.gap_s, rates) for name, s in named]
     except (ValueError, ConfigError) as exc:
         print(f"replay: {exc}", file=sys.stderr)
         return 2
     if args.format == "json":
         print(json.dumps([r.as_dict() for r in rows], indent=2))
     else:
-        print(f"{args.file}: {len(conversations)} conversations, classifier {judge}")
+        hints = f", agent hints P,R = {args.agent_hints}" if args.agent_hints else ""
+        print(f"{args.file}: {len(conversations)} conversations, classifier {judge}{hints}")
         print(format_table(rows))
     return 0
 

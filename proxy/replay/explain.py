@@ -1,14 +1,17 @@
 """`stickyroute explain`: why the engine routes one message the way it does, step by step.
 
     stickyroute explain --config C --channel telegram --text "..." \\
-        [--current AGENT --candidate AGENT --counter N]
+        [--current AGENT --candidate AGENT --counter N] [--hint "not-mine[; suggest=AGENT]" | --handoff]
 
 Prints every agent's raw keyword score, the sticky bonus on the current agent, the threshold
 comparison of the top scorer, the divergence counter before and after, and the decision with
 its reason. The decision is `proxy.routing.engine.decide` on a synthetic TEXT envelope and a synthetic
 live Route (the current agent, chosen a minute ago, with the pending candidate and counter):
 nothing here re-implements the rules. When the engine asks the classifier, the two possible
-outcomes are printed instead of calling one.
+outcomes are printed instead of calling one. `--hint` gives the current agent's pending
+"not mine" (the `X-Stickyroute-Hint` syntax) and `--handoff` says the current agent was just
+handed the conversation (issue #12): each is applied to the synthetic route with
+`routing.signals.apply_signal` first, so an ignored one says why.
 """
 
 from __future__ import annotations
@@ -20,7 +23,8 @@ from proxy.channels import lists_agents
 from proxy.config.model import Config
 from proxy.routing.engine import Decision, NeedsClassification, NeedsPermit, Purpose, decide
 from proxy.routing.envelope import Envelope, MessageKind
-from proxy.routing.rules import build_rules
+from proxy.routing.rules import ChannelRules, build_rules
+from proxy.routing.signals import Ignored, Signal, SignalKind, apply_signal
 from proxy.state.route import Route
 
 NOW = 1_700_000_000.0
@@ -31,21 +35,26 @@ Outcome = Decision | NeedsClassification | NeedsPermit
 
 
 def explain(config: Config, channel_name: str, text: str, current: str | None = None,
-            candidate: str | None = None, counter: int = 0, now: float = NOW) -> str:
+            candidate: str | None = None, counter: int = 0, now: float = NOW, hint: Signal | None = None) -> str:
     """The explanation as text (lines joined by newlines). Raises KeyError for an unknown channel."""
-    return "\n".join(explain_outcome(config, channel_name, text, current, candidate, counter, now)[0])
+    return "\n".join(explain_outcome(config, channel_name, text, current, candidate, counter, now, hint)[0])
 
 
 def explain_outcome(config: Config, channel_name: str, text: str, current: str | None = None,
-                    candidate: str | None = None, counter: int = 0, now: float = NOW) -> tuple[list[str], Outcome]:
-    """The explanation's lines and the engine's outcome (the admin API shows both). Raises
-    KeyError for an unknown channel."""
+                    candidate: str | None = None, counter: int = 0, now: float = NOW, hint: Signal | None = None
+                    ) -> tuple[list[str], Outcome]:
+    """The explanation's lines and the engine's outcome (the admin API shows both); `hint` is a
+    signal of the current agent applied to the route first (a handoff: from another agent to the
+    current one). Raises KeyError for an unknown channel."""
     channel = config.channels[channel_name]
     rules = build_rules(config, channel, lists_agents=lists_agents(channel.type))
     settings = rules.settings
     route = None
+    signal_lines: list[str] = []
     if current is not None:
         route = Route(current, chosen_at=now - 60.0, last_active=now - 60.0, candidate=candidate, counter=counter)
+        if hint is not None:
+            route, signal_lines = _signalled(route, hint, rules, now)
     envelope = Envelope(channel_name, MessageKind.TEXT, delivery_id="1", sender_id=SENDER, chat_id=SENDER, text=text)
     outcome = decide(envelope, route, rules, now)
     scores = rules.scorer.scores(text)
@@ -53,7 +62,7 @@ def explain_outcome(config: Config, channel_name: str, text: str, current: str |
     lines = [f"channel {channel_name}: strategy {settings.strategy.value}, threshold {settings.confidence_threshold},"
              f" sticky bonus {settings.sticky_bonus}, divergence count {settings.divergence_count}",
              f"message: {text!r}",
-             f"route: {_route_text(route)}",
+             f"route: {_route_text(route)}", *signal_lines,
              "scores (raw keyword points; effective = raw + bonus for the current agent):"]
     width = max((len(a) for a in rules.agents), default=0)
     effective = {}
@@ -75,6 +84,22 @@ def explain_outcome(config: Config, channel_name: str, text: str, current: str |
                      f" {settings.confidence_threshold}")
     lines += _outcome_lines(outcome, route, settings.explicit_switches_per_minute)
     return lines, outcome
+
+
+def _signalled(route: Route, hint: Signal, rules: ChannelRules, now: float) -> tuple[Route, list[str]]:
+    """The route after the agent's signal, and what it did (a handoff comes from a previous agent)."""
+    before = route
+    if hint.kind is SignalKind.HANDOFF:
+        hint = Signal(SignalKind.HANDOFF, "(previous agent)", route.agent)
+        before = Route(hint.sender, route.chosen_at, route.last_active)
+    result = apply_signal(hint, before, None, rules, now - 30.0)
+    suggest = f" (suggest {hint.target})" if hint.target and hint.kind is SignalKind.NOT_MINE else ""
+    what = f"{hint.kind.value}{suggest}"
+    if isinstance(result, Ignored):
+        return route, [f"agent signal: {what}: ignored ({result.why})"]
+    if hint.kind is SignalKind.HANDOFF:
+        return result, [f"agent signal: handoff to {route.agent}: the next message goes there (reason handoff)"]
+    return result, [f"agent signal: {what}: pending ({rules.settings.agent_hints.value})"]
 
 
 def _route_text(route: Route | None) -> str:
@@ -105,9 +130,11 @@ def _outcome_lines(outcome: Outcome, route: Route | None,
         head = [_counter_text(route, outcome.route),
                 f"decision: ask the classifier ({outcome.purpose.value})"
                 + (f", candidate {outcome.candidate}" if outcome.candidate else "")]
-        if outcome.purpose is Purpose.CONFIRM:
-            return head + [f"  an agent other than {outcome.current}: switch to it (llm_confirmed)",
-                           f"  {outcome.current}, none or an error: stay on {outcome.current} (llm_rejected)"]
+        if outcome.purpose in (Purpose.CONFIRM, Purpose.HINT):
+            switched = "agent_hint" if outcome.hinted else "llm_confirmed"
+            stayed = "hint_rejected" if outcome.purpose is Purpose.HINT else "llm_rejected"
+            return head + [f"  an agent other than {outcome.current}: switch to it ({switched})",
+                           f"  {outcome.current}, none or an error: stay on {outcome.current} ({stayed})"]
         if outcome.purpose is Purpose.RECLASSIFY:
             return head + ["  an agent: route to it (reclassified)",
                            "  none: the default (classified_default)"]
@@ -125,11 +152,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--current", help="the conversation's current agent (omit: first message)")
     parser.add_argument("--candidate", help="pending divergence candidate")
     parser.add_argument("--counter", type=int, default=0, help="pending divergence counter")
+    given = parser.add_mutually_exclusive_group()
+    given.add_argument("--hint", help='the current agent\'s pending hint: "not-mine" or "not-mine; suggest=AGENT"')
+    given.add_argument("--handoff", action="store_true", help="the current agent was just handed the conversation")
 
 
 def run(args: argparse.Namespace) -> int:
     """Load the config, print the explanation; 0, or 2 for an unknown channel or agent."""
     from proxy.config.loader import load_config
+    from proxy.hints import parse_hint
 
     config = load_config(args.config, warn=False)  # warnings are `check`'s and `serve`'s business
     if args.channel not in config.channels:
@@ -139,5 +170,17 @@ def run(args: argparse.Namespace) -> int:
         if agent is not None and agent not in config.agents:
             print(f"explain: no agent {agent!r} in {args.config}", file=sys.stderr)
             return 2
-    print(explain(config, args.channel, args.text, args.current, args.candidate, args.counter))
+    hint: Signal | None = None
+    if (args.hint or args.handoff) and args.current is None:
+        print("explain: --hint and --handoff need --current AGENT", file=sys.stderr)
+        return 2
+    if args.handoff:
+        hint = Signal(SignalKind.HANDOFF, args.current, args.current)
+    elif args.hint:
+        parsed = parse_hint(args.hint, args.current)
+        if isinstance(parsed, str):
+            print(f"explain: --hint: {parsed}", file=sys.stderr)
+            return 2
+        hint = parsed
+    print(explain(config, args.channel, args.text, args.current, args.candidate, args.counter, hint=hint))
     return 0

@@ -5,11 +5,16 @@ one TEXT envelope per user turn with delivery id = a running update id, routed w
 `await router.decide("telegram", envelope, now)` on a FakeClock that advances `gap_s` seconds
 (default 30) between turns and one hour between conversations. Judges read the current turn
 from the shared `TurnCursor`.
+
+Simulated agents (`agent_hints=(P, R)`, issue #12): after each turn, the agent that got it says
+"not mine" (no suggestion) through `Router.signal` with probability R when the turn's gold is
+another agent, and with probability P when it was its own (a false hint); seeded by `seed`.
 """
 
 from __future__ import annotations
 
 import asyncio
+import random
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 
@@ -17,12 +22,15 @@ from proxy.classifier.base import Classifier
 from proxy.classifier.keywords import KeywordClassifier
 from proxy.clock import FakeClock
 from proxy.config.model import Agent, RoutingSettings
-from proxy.replay.corpus import CHANNEL, DEFAULT_AGENT, Conversation, replay_config
+from proxy.replay.corpus import CHANNEL, DEFAULT_AGENT, Conversation, Turn, replay_config
 from proxy.replay.judges import CountingClassifier, NoisyJudge, OracleJudge, TurnCursor
-from proxy.replay.metrics import Row, Tally, row, score_conversation
+from proxy.replay.metrics import Row, Tally, is_correct, row, score_conversation
 from proxy.replay.offline import offline_router
+from proxy.routing.engine import Decision
 from proxy.routing.envelope import Envelope, MessageKind
+from proxy.routing.router import Router
 from proxy.routing.rules import keyword_scorer
+from proxy.routing.signals import Signal, SignalKind
 
 CONVERSATION_GAP_S = 3600.0
 FIRST_SENDER = 1000
@@ -75,12 +83,30 @@ def settings_dict(settings: RoutingSettings) -> dict[str, object]:
             "early_confirm_margin", "keyword_switch_margin", "contest_confirm")
     out: dict[str, object] = {"strategy": settings.strategy.value}
     out.update({k: raw[k] for k in keep})
+    out["agent_hints"] = settings.agent_hints.value
     return out
 
 
+AgentHintRates = tuple[float, float]
+"""(P, R): probability of a false "not mine" on an agent's own turn, recall on another's."""
+
+
+async def _simulated_hint(router: Router, decision: Decision, turn: Turn, rates: AgentHintRates,
+                          rng: random.Random, now: float) -> None:
+    """The agent that got `turn` says "not mine" per `rates` (see the module docstring)."""
+    conversation = decision.conversation
+    wrong = not is_correct(turn, decision.agent)
+    if rng.random() >= (rates[1] if wrong else rates[0]) or conversation is None or conversation.version is None:
+        return
+    await router.signal(CHANNEL, conversation.key.digest(), conversation.version,
+                        Signal(SignalKind.NOT_MINE, decision.agent), now)
+
+
 async def play(conversations: Sequence[Conversation], agents: Sequence[Agent], settings: RoutingSettings,
-               judge: str = "oracle", seed: int = 0, gap_s: float = 30.0) -> tuple[list[Played], Tally]:
-    """Route every turn of every conversation; (per-conversation results, summed counts)."""
+               judge: str = "oracle", seed: int = 0, gap_s: float = 30.0, agent_hints: AgentHintRates | None = None
+               ) -> tuple[list[Played], Tally]:
+    """Route every turn of every conversation; (per-conversation results, summed counts).
+    `agent_hints` (P, R) adds simulated agents that hint (module docstring)."""
     config = replay_config(agents, settings)
     cursor = TurnCursor()
     scorer = keyword_scorer(config, settings).scores
@@ -88,6 +114,7 @@ async def play(conversations: Sequence[Conversation], agents: Sequence[Agent], s
     counting = CountingClassifier(inner, config.classifier.context_messages, estimate=not is_keywords(judge))
     router = offline_router(config, counting)
     clock = FakeClock()
+    rng = random.Random(seed)
     played: list[Played] = []
     total = Tally()
     update_id = 1
@@ -104,6 +131,8 @@ async def play(conversations: Sequence[Conversation], agents: Sequence[Agent], s
             decision = await router.decide(CHANNEL, envelope, clock())
             routed.append(decision.agent)
             reasons.append(decision.reason)
+            if agent_hints is not None:
+                await _simulated_hint(router, decision, turn, agent_hints, rng, clock() + 1.0)
             clock.advance(gap_s)
         cursor.turn = None
         clock.advance(CONVERSATION_GAP_S)
@@ -116,7 +145,8 @@ async def play(conversations: Sequence[Conversation], agents: Sequence[Agent], s
 
 
 def evaluate(name: str, conversations: Sequence[Conversation], agents: Sequence[Agent],
-             settings: RoutingSettings, judge: str = "oracle", seed: int = 0, gap_s: float = 30.0) -> Row:
+             settings: RoutingSettings, judge: str = "oracle", seed: int = 0, gap_s: float = 30.0,
+             agent_hints: AgentHintRates | None = None) -> Row:
     """One table row: `play` then `metrics.row` (runs its own event loop)."""
-    _played, tally = asyncio.run(play(conversations, agents, settings, judge, seed, gap_s))
+    _played, tally = asyncio.run(play(conversations, agents, settings, judge, seed, gap_s, agent_hints))
     return row(name, settings_dict(settings), tally)

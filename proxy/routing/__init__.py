@@ -3,22 +3,25 @@ async router that drives them per conversation.
 
     envelope.py   Envelope, MessageKind: what an adapter reads out of an update
     layer1.py     Layer1.match(envelope) -> Resolution (bindings > thread route > chat > default)
+    decision.py   Decision, NeedsClassification, NeedsPermit, Purpose, Conversation (the values)
     engine.py     decide(envelope, route, rules, now) -> Decision | NeedsClassification | NeedsPermit;
                   conclude()
+    signals.py    agent hints and handoffs: apply_signal(signal, route, version, rules, now)
     explicit.py   /agent <name>, /agent auto, /agent, @mentions
     keywords.py   the zero-token keyword gate (KeywordScorer)
     rules.py      ChannelRules built once from the config (build_rules, keyword_scorer)
-    router.py     Router.decide: Layer 1, then Layer 2 under the conversation's lease
+    router.py     Router.decide: Layer 1, then Layer 2 under the conversation's lease; Router.signal
 """
 
-from proxy.routing.engine import Decision, NeedsClassification, NeedsPermit, Purpose, conclude, decide
+from proxy.routing.engine import Conversation, Decision, NeedsClassification, NeedsPermit, Purpose, conclude, decide
 from proxy.routing.envelope import Envelope, MessageKind
 from proxy.routing.layer1 import Layer1, Resolution
 from proxy.routing.router import Router
 from proxy.routing.rules import ChannelRules, build_all_rules, build_rules, global_scorer, keyword_scorer
+from proxy.routing.signals import Ignored, Signal, SignalKind, apply_signal
 
 __all__ = [
-    "ChannelRules", "Decision", "Envelope", "Layer1", "MessageKind", "NeedsClassification", "NeedsPermit", "Purpose",
-    "Resolution", "Router", "build_all_rules", "build_rules", "conclude", "decide", "global_scorer",
-    "keyword_scorer",
+    "ChannelRules", "Conversation", "Decision", "Envelope", "Ignored", "Layer1", "MessageKind", "NeedsClassification",
+    "NeedsPermit", "Purpose", "Resolution", "Router", "Signal", "SignalKind", "apply_signal", "build_all_rules",
+    "build_rules", "conclude", "decide", "global_scorer", "keyword_scorer",
 ]

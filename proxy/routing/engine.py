@@ -12,72 +12,21 @@ elsewhere, or an explicit switch (or `/agent auto`) away from where the conversa
 
 from __future__ import annotations
 
-import enum
 import unicodedata
 from collections.abc import Mapping
-from dataclasses import dataclass
 
 from proxy.classifier.base import Classification, Outcome
-from proxy.config.model import RoutingSettings, Strategy
+from proxy.config.model import AgentHints, RoutingSettings, Strategy
+from proxy.routing.decision import Conversation, Decision, NeedsClassification, NeedsPermit, Purpose
 from proxy.routing.envelope import Envelope, MessageKind
 from proxy.routing.explicit import ExplicitKind, parse_explicit
 from proxy.routing.keywords import top_agent
 from proxy.routing.rules import ChannelRules
+from proxy.routing.signals import HANDOFF, NOT_MINE, hint_confirmation, hint_divergence
 from proxy.state.route import Route
 
-
-@dataclass(frozen=True, slots=True)
-class Decision:
-    """Where one message goes and what it changes.
-
-    `store` is the route to write (None: leave the store as it is); `forget` drops the route;
-    `scores` are the raw keyword scores when the message was scored; `list_agents` asks the
-    shell to answer a Telegram `/agent` itself instead of forwarding.
-    """
-
-    agent: str
-    reason: str
-    store: Route | None = None
-    forget: bool = False
-    scores: Mapping[str, int] | None = None
-    list_agents: bool = False
-    classification: Classification | None = None
-    switched: bool = False
-    """The conversation moved to another agent (a live route switched, or an explicit switch or
-    `/agent auto` away from its route or the default)."""
-
-
-class Purpose(enum.Enum):
-    """Why the engine asks the classifier."""
-
-    FIRST = "first"            # first message of a session (no live route)
-    RECLASSIFY = "reclassify"  # sticky_ttl: the route's TTL since classification has passed
-    CONFIRM = "confirm"        # sticky_heuristic: the divergence counter reached its count
-
-
-@dataclass(frozen=True, slots=True)
-class NeedsClassification:
-    """The engine needs the classifier's answer on `text` before deciding.
-
-    `route` is the current live route (None for FIRST) with the divergence counter already
-    updated; `candidate` is the agent the keywords pointed to (CONFIRM only).
-    """
-
-    purpose: Purpose
-    text: str
-    current: str | None
-    route: Route | None
-    scores: Mapping[str, int]
-    candidate: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class NeedsPermit:
-    """An explicit switch: `granted` when the sender may still switch (one of its
-    `explicit_switches_per_minute` spent), else `refused` (stay, reason `explicit_limited`)."""
-
-    granted: Decision
-    refused: Decision
+__all__ = ["Conversation", "Decision", "NeedsClassification", "NeedsPermit", "Purpose", "busy", "conclude", "decide",
+           "is_acknowledgement", "is_short"]
 
 
 _LONGEST_ACK_SCAN = 200
@@ -144,6 +93,8 @@ def decide(envelope: Envelope, route: Route | None, rules: ChannelRules, now: fl
     if explicit.kind is ExplicitKind.DENIED:
         return Decision(current, "explicit_denied", store=touched)
     settings = rules.settings
+    if route is not None and route.hint == HANDOFF:  # the first message after an agent's handoff
+        return Decision(current, HANDOFF, store=route.touched(now).hinted(None), switched=True)
     if settings.strategy is Strategy.OFF and route is None:
         return Decision(default, "default")
     if is_acknowledgement(text, rules.acknowledgements):
@@ -156,6 +107,8 @@ def decide(envelope: Envelope, route: Route | None, rules: ChannelRules, now: fl
     if route.explicit and (settings.explicit_pin or settings.strategy is Strategy.OFF):
         return Decision(current, "explicit_pin", store=touched)
     strategy = settings.strategy
+    if route.hint == NOT_MINE and settings.agent_hints is AgentHints.CONFIRM and strategy is not Strategy.OFF:
+        return hint_confirmation(text, route, now)
     if strategy is Strategy.STICKY_TTL and not route.explicit and now - route.chosen_at >= settings.ttl_s:
         return NeedsClassification(Purpose.RECLASSIFY, text, current, route, {})
     if strategy is not Strategy.STICKY_HEURISTIC:
@@ -196,16 +149,24 @@ def _heuristic(text: str, route: Route, rules: ChannelRules, now: float) -> Deci
     effective = dict(scores)
     effective[current] = own + settings.sticky_bonus
     best, top, second = top_agent(effective)
-    if best is not None and best != current and scores.get(best, 0) >= settings.confidence_threshold:
-        switch = settings.keyword_switch_margin
-        if switch is not None and top - second >= switch:
-            new = Route(best, chosen_at=now, last_active=now)
-            return Decision(best, "keywords", store=new, scores=scores, switched=True)
-        counter = route.counter + 1 if route.candidate == best else 1
-        pending = route.diverging(now, best, counter)
+    diverging = best is not None and best != current and scores.get(best, 0) >= settings.confidence_threshold
+    switch = settings.keyword_switch_margin
+    if diverging and switch is not None and top - second >= switch:
+        new = Route(best or current, chosen_at=now, last_active=now)
+        return Decision(new.agent, "keywords", store=new, scores=scores, switched=True)
+    hinted = hint_divergence(route, scores, best, diverging, settings, now)
+    if hinted is not None or diverging:
+        if hinted is not None:
+            pending, counter, candidate = hinted
+        else:
+            candidate = best or current
+            counter = route.counter + 1 if route.candidate == candidate else 1
+            pending = route.diverging(now, candidate, counter)
         early = settings.early_confirm_margin
-        if counter >= settings.divergence_count or (early is not None and top - (own + settings.sticky_bonus) >= early):
-            return NeedsClassification(Purpose.CONFIRM, text, current, pending, scores, candidate=best)
+        strong = diverging and early is not None and top - (own + settings.sticky_bonus) >= early
+        if counter >= settings.divergence_count or strong:
+            return NeedsClassification(Purpose.CONFIRM, text, current, pending, scores, candidate=candidate,
+                                       hinted=hinted is not None)
         return Decision(current, "divergence_pending", store=pending, scores=scores)
     tied_with_current = best is None and own + settings.sticky_bonus == top
     if settings.contest_confirm and tied_with_current and _contested(scores, current, top, settings):
@@ -253,6 +214,8 @@ def conclude(need: NeedsClassification, answer: Classification, rules: ChannelRu
     if failed is not None:
         return Decision(route.agent, failed, store=reset, scores=scores, classification=answer)
     if chosen is None or chosen == route.agent:
-        return Decision(route.agent, "llm_rejected", store=reset, scores=scores, classification=answer)
+        rejected = "hint_rejected" if need.purpose is Purpose.HINT else "llm_rejected"
+        return Decision(route.agent, rejected, store=reset, scores=scores, classification=answer)
     new = Route(chosen, chosen_at=now, last_active=now)
-    return Decision(chosen, "llm_confirmed", store=new, scores=scores, classification=answer, switched=True)
+    confirmed = "agent_hint" if need.hinted else "llm_confirmed"
+    return Decision(chosen, confirmed, store=new, scores=scores, classification=answer, switched=True)

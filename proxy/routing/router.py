@@ -12,21 +12,32 @@ route just chosen is stamped with the reason that chose it; a refreshed one keep
 Decisions of one conversation are serialised (the classifier await included); different
 conversations run in parallel. The router writes no log line: the request's accounting does
 (`proxy.observe`), once the request is answered.
+
+A Layer-2 decision carries its `Conversation` (key and route version after it); `signal` applies
+an agent's hint or handoff to that conversation (`signals.apply_signal`, written with
+`ConversationState.swap` when no decision holds it; retried while one does, at most the
+classifier's `timeout_s`).
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping
+from dataclasses import replace
 
 from proxy.classifier.base import Candidate, Classification, ClassificationRequest, Classifier
 from proxy.config.model import Config
-from proxy.routing.engine import Decision, NeedsClassification, NeedsPermit, busy, conclude, decide
+from proxy.routing.engine import Conversation, Decision, NeedsClassification, NeedsPermit, busy, conclude, decide
 from proxy.routing.envelope import Envelope
 from proxy.routing.layer1 import Layer1
 from proxy.routing.rules import ChannelRules
+from proxy.routing.signals import Ignored, Signal, apply_signal
 from proxy.state.base import ConversationState, LeaseTimeout
 from proxy.state.budget import MemorySwitchBudget, SwitchBudget
-from proxy.state.route import ConversationKey
+from proxy.state.route import ConversationKey, Route
+
+SIGNAL_RETRY_S = 0.02
+"""How long `signal` waits before reading a conversation again that a decision held (seconds)."""
 
 
 class Router:
@@ -45,6 +56,7 @@ class Router:
         self.switches = switches if switches is not None else MemorySwitchBudget()
         self._remember_texts = config.classifier.context_messages > 0
         self._lease_wait_s = config.classifier.timeout_s
+        self._signal_attempts = 1 + int(self._lease_wait_s / SIGNAL_RETRY_S)
         self._rules = dict(rules)
         self._candidates = {
             name: tuple(Candidate(a.name, a.description, a.aliases) for a in config.agents.values()
@@ -89,7 +101,24 @@ class Router:
         if store is not None and store.reason is None:  # a route just chosen: remember why
             store = store.because(outcome.reason)
         await self.state.commit(lease, now, store=store, forget=outcome.forget, text=text)
-        return outcome
+        after = None if outcome.forget else (store if store is not None else lease.route)
+        return replace(outcome, conversation=Conversation(key, after.chosen_at if after is not None else None))
+
+    async def signal(self, channel: str, digest: str, version: float | None, signal: Signal, now: float
+                     ) -> Route | Ignored:
+        """Apply an agent's `signal` to the conversation of `channel` whose key digest is `digest`
+        (its route `version`, None: any): the route written, or why it was ignored (`busy` when
+        decisions kept holding the conversation). KeyError for an unknown channel."""
+        rules = self._rules[channel]
+        for _attempt in range(self._signal_attempts):
+            route = await self.state.find(channel, digest, now)
+            result = apply_signal(signal, route, version, rules, now)
+            if isinstance(result, Ignored) or route is None:
+                return result
+            if await self.state.swap(channel, digest, route, result, now):
+                return result
+            await asyncio.sleep(SIGNAL_RETRY_S)
+        return Ignored("busy: decisions kept holding the conversation")
 
     async def _classify(self, channel: str, need: NeedsClassification, context: tuple[str, ...]) -> Classification:
         request = ClassificationRequest(channel, need.text, self._candidates[channel], need.current, context)

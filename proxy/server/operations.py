@@ -165,6 +165,9 @@ class Operations:
     def subscribe(self) -> Subscription:
         return self.service.accounting.ring.subscribe()
 
+    async def agent_hint(self, authorization: str | None, body: bytes) -> tuple[int, Json]:
+        return await self.service.runtime.dispatcher.signals.from_api(authorization, body, self.service.clock())
+
     def explain(self, channel: str, text: str, current: str | None, candidate: str | None, counter: int) -> Json:
         config = self.service.config
         self._channel(channel)

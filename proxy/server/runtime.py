@@ -34,6 +34,7 @@ from proxy.config.model import Config
 from proxy.forwarding.app import create_app
 from proxy.forwarding.dispatch import Dispatcher, RecordHook
 from proxy.forwarding.leg import Forwarding, Leg
+from proxy.hints import AgentSignals, ConversationTokens
 from proxy.observe import Accounting
 from proxy.routing.router import Router
 from proxy.routing.rules import ChannelRules, build_all_rules, global_scorer
@@ -118,10 +119,19 @@ def build_runtime(config: Config, parts: Parts, loaded_at: float, previous: Runt
     rules = build_all_rules(config, lists_agents)
     router = Router(config, classifier, parts.state.conversations, rules, parts.state.switches)
     leg = parts.leg or _leg(config, previous)
+    signals = AgentSignals(config, router, _tokens(config, previous))
     dispatcher = Dispatcher(config, router, parts.state.deliveries, leg, parts.clock, parts.recorder,
-                            accounting=parts.accounting)
+                            accounting=parts.accounting, signals=signals)
     app = create_app(config, dispatcher.handle, rejected=parts.accounting.rejected)
     return Runtime(config, config_digest(config), loaded_at, rules, router, classifier, line, dispatcher, app, leg)
+
+
+def _tokens(config: Config, previous: Runtime | None) -> ConversationTokens:
+    """`previous`' conversation tokens while `[hints] secret` is unchanged (a per-process random
+    secret survives a reload, so tokens already handed to agents stay valid), else new ones."""
+    if previous is not None and previous.config.hints.secret == config.hints.secret:
+        return previous.dispatcher.signals.tokens
+    return ConversationTokens(config.hints.secret)
 
 
 def _leg(config: Config, previous: Runtime | None) -> Forwarding:

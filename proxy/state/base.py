@@ -109,6 +109,16 @@ class ConversationState(Protocol):
         """Drop a route outside a decision (no error when absent)."""
         ...
 
+    async def find(self, channel: str, digest: str, now: float) -> Route | None:
+        """The live route of the conversation of `channel` whose `ConversationKey.digest` is
+        `digest` (32 hex), or None (no lock, no refresh). For agent signals (issue #12)."""
+        ...
+
+    async def swap(self, channel: str, digest: str, expected: Route, new: Route, now: float) -> bool:
+        """Write `new` as that conversation's route when it is still `expected` and no decision
+        holds the conversation; False otherwise (nothing written: read again with `find`)."""
+        ...
+
     async def count(self, channel: str, now: float) -> int:
         """Live routes of `channel` at `now`."""
         ...

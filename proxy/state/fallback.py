@@ -114,6 +114,14 @@ class FallbackConversationState:
     async def delete(self, key: ConversationKey, now: float) -> None:
         await _either(self.health, lambda: self.shared.delete(key, now), lambda: self.local.delete(key, now))
 
+    async def find(self, channel: str, digest: str, now: float) -> Route | None:
+        return await _either(self.health, lambda: self.shared.find(channel, digest, now),
+                             lambda: self.local.find(channel, digest, now))
+
+    async def swap(self, channel: str, digest: str, expected: Route, new: Route, now: float) -> bool:
+        return await _either(self.health, lambda: self.shared.swap(channel, digest, expected, new, now),
+                             lambda: self.local.swap(channel, digest, expected, new, now))
+
     async def count(self, channel: str, now: float) -> int:
         return await _either(self.health, lambda: self.shared.count(channel, now),
                              lambda: self.local.count(channel, now))

@@ -2,8 +2,9 @@
 
 Routes live in one `cachetools.TLRUCache` per channel (at most `max_conversations`, least
 recently used dropped first, each route expiring `ttl_s` after its `last_active`); recent texts in
-a `TTLCache` per channel; stored answers in one `TTLCache` bounded by their total size in bytes
-(`max_reply_bytes`, least recently used dropped); first decisions in a `TTLCache` bounded by count.
+a `TTLCache` per channel; the keys of written routes by `ConversationKey.digest` in an `LRUCache`
+per channel of the same bound (agent signals name a conversation by digest, issue #12). The
+delivery log lives in `proxy.state.memory_deliveries` (re-exported here).
 
 Time: the caches' timer reads `_NOW`, a `ContextVar` that every method sets to its `now` argument
 right before touching a cache. A context variable belongs to the calling task, so a decision
@@ -16,46 +17,18 @@ dropped when its last user leaves). Not thread-safe: one event loop.
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import contextvars
 from collections import Counter
-from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping
 
-from cachetools import Cache, TLRUCache, TTLCache
+from cachetools import Cache, LRUCache, TLRUCache, TTLCache
 
-from proxy.reply import Reply
-from proxy.state.base import (
-    Claim,
-    ClaimState,
-    ConversationLimits,
-    DecisionMemo,
-    DeliveryKey,
-    Lease,
-    LeaseTimeout,
-    most_recent,
-)
+from proxy.state._now import NOW as _NOW
+from proxy.state._now import timer as _timer
+from proxy.state.base import ConversationLimits, Lease, LeaseTimeout, most_recent
+from proxy.state.memory_deliveries import DELIVERY_TTL_S, MAX_MEMOS, MAX_REPLY_BYTES, MemoryDeliveryLog
 from proxy.state.route import ConversationKey, Route
 
-_NOW: contextvars.ContextVar[float] = contextvars.ContextVar("stickyroute_state_now", default=0.0)
-
-DELIVERY_TTL_S = 24 * 3600.0
-"""How long an answered delivery is remembered (Telegram retries an update for about a day)."""
-MAX_REPLY_BYTES = 64 * 1024 * 1024
-"""Default bound of the stored answers' total size in memory (bytes)."""
-MAX_MEMOS = 100_000
-"""Default bound of remembered first decisions (count)."""
-
-
-def _timer() -> float:
-    return _NOW.get()
-
-
-_Answer = tuple[Reply, DecisionMemo | None]
-"""A stored answer and the first decision it came from."""
-
-
-def _answer_size(answer: _Answer) -> int:
-    return answer[0].size()
+__all__ = ["DELIVERY_TTL_S", "MAX_MEMOS", "MAX_REPLY_BYTES", "MemoryConversationState", "MemoryDeliveryLog"]
 
 
 def _idle_expiry(ttl_s: float) -> Callable[[ConversationKey, Route, float], float]:
@@ -81,6 +54,7 @@ class MemoryConversationState:
         self._routes: dict[str, TLRUCache[ConversationKey, Route]] = {}
         self._recent: dict[str, TTLCache[ConversationKey, tuple[str, ...]]] = {}
         self._locks: dict[ConversationKey, tuple[asyncio.Lock, int]] = {}
+        self._digests: dict[str, LRUCache[str, ConversationKey]] = {}
         self._tokens = 0
         self.configure(limits, recent_messages)
 
@@ -94,6 +68,10 @@ class MemoryConversationState:
             for key, route in self._snapshot(channel):  # oldest first: a smaller bound keeps the newest
                 routes[key] = route
             self._routes[channel] = routes
+            digests: LRUCache[str, ConversationKey] = LRUCache(maxsize=size)
+            for key, _route in self._snapshot(channel):
+                digests[key.digest()] = key
+            self._digests[channel] = digests
             self._recent.pop(channel, None)
             if recent_messages > 0:  # recent texts are only context: a changed bound starts them afresh
                 self._recent[channel] = TTLCache(maxsize=size, ttl=limit.ttl_s, timer=_timer)
@@ -148,6 +126,7 @@ class MemoryConversationState:
                 routes.pop(key, None)
             elif store is not None:
                 routes[key] = store
+                self._digests[key.channel][key.digest()] = key  # findable by digest (agent signals)
             recent = self._recent.get(key.channel)
             if recent is not None and text:
                 recent[key] = (*recent.get(key, ()), text)[-self._recent_messages:]
@@ -173,6 +152,22 @@ class MemoryConversationState:
     async def put(self, key: ConversationKey, route: Route, now: float) -> None:
         _NOW.set(now)
         self._routes[key.channel][key] = route
+        self._digests[key.channel][key.digest()] = key
+
+    async def find(self, channel: str, digest: str, now: float) -> Route | None:
+        key = self._digests[channel].get(digest)
+        return None if key is None else await self.get(key, now)
+
+    async def swap(self, channel: str, digest: str, expected: Route, new: Route, now: float) -> bool:
+        key = self._digests[channel].get(digest)
+        if key is None or key in self._locks:  # gone, or a decision holds (or awaits) it
+            return False
+        _NOW.set(now)
+        routes = self._routes[channel]
+        if routes.get(key) != expected:
+            return False
+        routes[key] = new
+        return True
 
     async def delete(self, key: ConversationKey, now: float) -> None:
         _NOW.set(now)
@@ -202,92 +197,6 @@ class MemoryConversationState:
         for key in doomed:
             routes.pop(key, None)
         return len(doomed)
-
-    async def aclose(self) -> None:
-        return None
-
-
-class MemoryDeliveryLog:
-    """`DeliveryLog` in this process (see the module docstring).
-
-    `ttl_s` is how long answers and first decisions are kept (seconds); `max_reply_bytes` bounds
-    the stored answers' total size (an answer larger than the whole bound is handed to waiters
-    but not stored: its redelivery is forwarded again); `max_memos` bounds the first decisions.
-    """
-
-    def __init__(self, ttl_s: float = DELIVERY_TTL_S, max_reply_bytes: int = MAX_REPLY_BYTES,
-                 max_memos: int = MAX_MEMOS) -> None:
-        self.ttl_s = ttl_s
-        self.max_reply_bytes = max_reply_bytes
-        self._done: TTLCache[DeliveryKey, _Answer] = TTLCache(
-            maxsize=max_reply_bytes, ttl=ttl_s, timer=_timer, getsizeof=_answer_size)
-        self._memos: TTLCache[DeliveryKey, DecisionMemo] = TTLCache(maxsize=max_memos, ttl=ttl_s, timer=_timer)
-        """First decisions of deliveries whose attempts failed (answered ones keep theirs in `_done`)."""
-        self._in_flight: dict[DeliveryKey, asyncio.Future[Claim | None] | None] = {}
-
-    async def claim(self, keys: Sequence[DeliveryKey], now: float) -> list[Claim]:
-        _NOW.set(now)
-        return [self._claim(key) for key in keys]
-
-    def _claim(self, key: DeliveryKey) -> Claim:
-        stored = self._done.get(key)
-        if stored is not None:
-            return Claim(ClaimState.DONE, *stored)
-        if key in self._in_flight:
-            return Claim(ClaimState.IN_FLIGHT)
-        self._in_flight[key] = None  # the waiters' future is made only when someone waits
-        return Claim(ClaimState.FIRST, memo=self._memos.get(key))
-
-    async def settle(self, key: DeliveryKey, now: float, timeout_s: float) -> Claim:
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout_s
-        while True:
-            _NOW.set(now)
-            if key not in self._in_flight:
-                return self._claim(key)
-            pending = self._in_flight[key]
-            if pending is None:
-                pending = self._in_flight[key] = loop.create_future()
-            try:
-                async with asyncio.timeout_at(deadline):
-                    ended = await asyncio.shield(pending)
-            except TimeoutError:
-                return Claim(ClaimState.IN_FLIGHT)
-            if ended is not None:
-                return ended
-            # the attempt died without an answer: claim again (one waiter wins, the others wait)
-
-    async def complete(self, keys: Sequence[DeliveryKey], reply: Reply, now: float,
-                       memos: Mapping[DeliveryKey, DecisionMemo] | None = None) -> None:
-        _NOW.set(now)
-        for key in keys:
-            memo = self._memos.pop(key, None) or (memos.get(key) if memos else None)  # the first decision wins
-            with contextlib.suppress(ValueError):  # cachetools: larger than the whole size bound
-                self._done[key] = (reply, memo)
-            pending = self._in_flight.pop(key, None)
-            if pending is not None and not pending.done():  # someone waits: hand the answer over
-                pending.set_result(Claim(ClaimState.DONE, reply, memo))
-
-    async def fail(self, keys: Sequence[DeliveryKey], reply: Reply | None, now: float,
-                   memos: Mapping[DeliveryKey, DecisionMemo] | None = None) -> None:
-        _NOW.set(now)
-        for key in keys:
-            if memos and key in memos:
-                self._memos.setdefault(key, memos[key])  # the first decision wins
-            pending = self._in_flight.pop(key, None)
-            if pending is not None and not pending.done():
-                pending.set_result(Claim(ClaimState.FAILED, reply) if reply is not None else None)
-
-    async def size(self, now: float) -> int:
-        _NOW.set(now)
-        self._done.expire()
-        return len(self._done)
-
-    async def stored_bytes(self, now: float) -> int:
-        """Bytes the stored answers hold at `now` (`Reply.size` each; bound: `max_reply_bytes`)."""
-        _NOW.set(now)
-        self._done.expire()
-        return int(self._done.currsize)
 
     async def aclose(self) -> None:
         return None

@@ -22,8 +22,13 @@ class ConversationKey(NamedTuple):
 
     def hashed(self) -> str:
         """A short stable digest of the key for logs (12 hex chars of SHA-256; no raw ids)."""
+        return self.digest()[:12]
+
+    def digest(self) -> str:
+        """32 hex chars of SHA-256 over the key's parts joined by U+001F: the conversation's
+        reference without raw ids (Redis key names, agent conversation tokens)."""
         raw = "\x1f".join((self.channel, self.chat_id or "", self.thread_id or "", self.sender_id))
-        return hashlib.sha256(raw.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+        return hashlib.sha256(raw.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,7 +39,10 @@ class Route:
     explicitly chosen (sticky_ttl re-classifies TTL after it); `last_active` drives the
     inactivity TTL. `candidate`/`counter` are the pending divergence (sticky_heuristic). `reason`
     is the reason of the decision that chose the route's agent (the router stamps it on a new
-    route; refreshing keeps it; `admin` for an operator's pin), None when unknown.
+    route; refreshing keeps it; `admin` for an operator's pin), None when unknown. `hint` is a
+    pending agent signal (issue #12): `not-mine` (with the agent's suggestion in `hint_agent`,
+    or None) waits for the next non-short message; `handoff` marks a route an agent handed over,
+    so the next message is decided with reason `handoff`. It expires with the route.
     """
 
     agent: str
@@ -44,16 +52,26 @@ class Route:
     candidate: str | None = None
     counter: int = 0
     reason: str | None = None
+    hint: str | None = None
+    hint_agent: str | None = None
 
     def touched(self, now: float) -> Route:
         """The same route, active at `now` (inactivity TTL refreshed)."""
-        return Route(self.agent, self.chosen_at, now, self.explicit, self.candidate, self.counter, self.reason)
+        return Route(self.agent, self.chosen_at, now, self.explicit, self.candidate, self.counter, self.reason,
+                     self.hint, self.hint_agent)
 
     def diverging(self, now: float, candidate: str | None, counter: int) -> Route:
         """The same route, active at `now`, with this pending divergence (`candidate`, `counter`);
         `diverging(now, None, 0)` resets it."""
-        return Route(self.agent, self.chosen_at, now, self.explicit, candidate, counter, self.reason)
+        return Route(self.agent, self.chosen_at, now, self.explicit, candidate, counter, self.reason,
+                     self.hint, self.hint_agent)
 
     def because(self, reason: str) -> Route:
         """The same route, written by a decision of `reason`."""
-        return Route(self.agent, self.chosen_at, self.last_active, self.explicit, self.candidate, self.counter, reason)
+        return Route(self.agent, self.chosen_at, self.last_active, self.explicit, self.candidate, self.counter, reason,
+                     self.hint, self.hint_agent)
+
+    def hinted(self, hint: str | None, agent: str | None = None) -> Route:
+        """The same route with this pending agent signal (`hinted(None)` clears it)."""
+        return Route(self.agent, self.chosen_at, self.last_active, self.explicit, self.candidate, self.counter,
+                     self.reason, hint, agent)

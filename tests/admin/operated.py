@@ -48,15 +48,16 @@ class Operated:
 
     def __init__(self, tmp_path: Path, upstreams: Mapping[str, RecordingUpstream], *, backend: str = "memory",
                  token: str | None = TOKEN, telegram: str = "", whatsapp: str = "", agents: Mapping[str, str] | None = None,
-                 default: str = "general", demo: DemoAgents | None = None, prefix: str | None = None) -> None:
+                 default: str = "general", demo: DemoAgents | None = None, prefix: str | None = None,
+                 top: str = "") -> None:
         """`prefix`: share this Redis key prefix with another instance (a second replica); the
-        caller flushes it."""
+        caller flushes it. `top`: more top-level TOML tables (e.g. `[hints]`)."""
         agents = ROSTER if agents is None else agents
         state, self.prefix = state_table(backend, prefix)
         self._owns_prefix = prefix is None
         admin = f'[admin]\ntoken = "{token}"\n' if token else ""
         self.config: Config = write_config(tmp_path, upstreams, default=default, telegram=telegram, whatsapp=whatsapp,
-                                           agents=agents, top=admin + state)
+                                           agents=agents, top=admin + state + top)
         self.clock = FakeClock(T0)
         self.service = Service(self.config, env={}, clock=self.clock, guard_clock=self.clock, demo=demo)
         self.public: httpx.AsyncClient | None = None

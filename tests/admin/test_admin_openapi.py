@@ -18,7 +18,7 @@ async def test_every_served_route_is_in_the_document_and_nothing_else(tmp_path, 
         served.update((method, route.path) for method in (route.methods or ()) if method != "HEAD")
     documented = {(method.upper(), path) for path, ops in document["paths"].items() for method in ops}
     assert served == documented
-    assert len(documented) == len(ENDPOINTS) == 24
+    assert len(documented) == len(ENDPOINTS) == 25  # + GET /, GET /dashboard/{asset} (dashboard), POST /v1/hints (issue #12)
 
 
 async def test_the_document_says_what_each_route_needs_and_answers(tmp_path, upstreams) -> None:

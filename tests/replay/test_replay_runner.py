@@ -55,7 +55,7 @@ def test_divergence_one_switches_at_the_first_divergence(hand_corpus, hand_agent
     assert (r.accuracy, r.switch_recall, r.switch_delay, r.classifier_calls_per_100) == (77.78, 100.0, 0.5, 55.56)
     assert r.settings == {"strategy": "sticky_heuristic", "confidence_threshold": 6, "sticky_bonus": 4,
                           "divergence_count": 1, "first_message_margin": None, "early_confirm_margin": None,
-                          "keyword_switch_margin": None, "contest_confirm": False}
+                          "keyword_switch_margin": None, "contest_confirm": False, "agent_hints": "confirm"}
 
 
 def test_off_routes_everything_to_the_default(hand_corpus, hand_agents) -> None:

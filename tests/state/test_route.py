@@ -26,3 +26,16 @@ def test_touched_refreshes_only_last_active() -> None:
     route = Route("coder", chosen_at=T0, last_active=T0, explicit=True, candidate="ops", counter=1)
     assert route.touched(T0 + 5) == Route("coder", chosen_at=T0, last_active=T0 + 5, explicit=True,
                                           candidate="ops", counter=1)
+
+
+def test_digest_is_32_hex_of_sha256_and_hashed_is_its_first_12() -> None:
+    key = ConversationKey("telegram", "-100", "7", "111")
+    expected = hashlib.sha256(b"telegram\x1f-100\x1f7\x1f111").hexdigest()
+    assert (key.digest(), key.hashed()) == (expected[:32], expected[:12])
+
+
+def test_hinted_sets_and_clears_the_pending_signal_and_touched_keeps_it() -> None:
+    route = Route("coder", chosen_at=T0, last_active=T0, candidate="ops", counter=1, reason="classified")
+    hinted = route.hinted("not-mine", "billing")
+    assert (hinted.touched(T0 + 5), hinted.hinted(None)) == (
+        Route("coder", T0, T0 + 5, False, "ops", 1, "classified", "not-mine", "billing"), route)

@@ -1,7 +1,8 @@
 """Values as Redis stores them: compact, exact, bytes in and bytes out.
 
     route   hash fields a (agent) c (chosen_at) l (last_active) x ("1" explicit) d (candidate,
-            "" for none) n (counter) w (the reason that chose the agent, "" unknown);
+            "" for none) n (counter) w (the reason that chose the agent, "" unknown) h (a pending
+            agent hint, "" none) g (the hint's agent, "" none);
             floats as `repr` strings, so they round-trip exactly (Lua's tonumber parses the same
             double for its comparisons)
     recent  a JSON array of strings (ASCII-escaped: any Python str, lone surrogates included)
@@ -19,22 +20,23 @@ from proxy.reply import Reply
 from proxy.state.base import DecisionMemo
 from proxy.state.route import Route
 
-ROUTE_FIELDS = ("a", "c", "l", "x", "d", "n", "w")
+ROUTE_FIELDS = ("a", "c", "l", "x", "d", "n", "w", "h", "g")
 
 
 def route_args(route: Route) -> list[str]:
-    """The route as the seven values of `ROUTE_FIELDS`, in order."""
+    """The route as the nine values of `ROUTE_FIELDS`, in order."""
     return [route.agent, repr(route.chosen_at), repr(route.last_active), "1" if route.explicit else "0",
-            route.candidate or "", str(route.counter), route.reason or ""]
+            route.candidate or "", str(route.counter), route.reason or "", route.hint or "", route.hint_agent or ""]
 
 
 def route_from(values: Sequence[bytes | None]) -> Route | None:
-    """The route from the seven values of `ROUTE_FIELDS` (None when the agent is absent)."""
-    agent, chosen_at, last_active, explicit, candidate, counter, reason = values
+    """The route from the nine values of `ROUTE_FIELDS` (None when the agent is absent)."""
+    agent, chosen_at, last_active, explicit, candidate, counter, reason, hint, hint_agent = values
     if not agent or chosen_at is None or last_active is None:
         return None
     return Route(agent.decode(), float(chosen_at), float(last_active), explicit == b"1",
-                 candidate.decode() if candidate else None, int(counter or 0), reason.decode() if reason else None)
+                 candidate.decode() if candidate else None, int(counter or 0), reason.decode() if reason else None,
+                 hint.decode() if hint else None, hint_agent.decode() if hint_agent else None)
 
 
 def recent_blob(texts: Sequence[str]) -> bytes:

@@ -36,14 +36,14 @@ from proxy.state.base import ConversationLimits, Lease, LeaseTimeout, StateUnava
 from proxy.state.redis.client import RedisStore
 from proxy.state.redis.codec import ROUTE_FIELDS, recent_blob, recent_from, route_args, route_from
 from proxy.state.redis.keys import KeyLayout
-from proxy.state.redis.scripts import ACQUIRE, COMMIT, DELETE, PRUNE, PUT, RELEASE
+from proxy.state.redis.scripts import ACQUIRE, COMMIT, DELETE, PRUNE, PUT, RELEASE, SWAP
 from proxy.state.route import ConversationKey, Route
 
 log = logging.getLogger("stickyroute.state")
 
 POLL_FIRST_S = 0.002
 POLL_MAX_S = 0.05
-GET = "return redis.call('HMGET', KEYS[1], 'a', 'c', 'l', 'x', 'd', 'n', 'w')"
+GET = "return redis.call('HMGET', KEYS[1], 'a', 'c', 'l', 'x', 'd', 'n', 'w', 'h', 'g')"
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,12 +96,12 @@ class RedisConversationState:
                 pause = min(pause, left)
             await asyncio.sleep(pause)
             delay = min(delay * 2, POLL_MAX_S)
-        route = route_from(values[:7])
+        route = route_from(values[:9])
         if route is not None and route.last_active + ttl_s <= now:
             route = None
-        recent_until = float(values[9]) if values[9] else 0.0
-        recent = recent_from(values[8]) if recent_until > now else ()
-        self._held[token] = _Held((values[7] or b"0").decode(), recent_until if recent_until > now else 0.0)
+        recent_until = float(values[11]) if values[11] else 0.0
+        recent = recent_from(values[10]) if recent_until > now else ()
+        self._held[token] = _Held((values[9] or b"0").decode(), recent_until if recent_until > now else 0.0)
         return Lease(key, route, recent, token)
 
     def _release_soon(self, lock: str, token: int) -> None:
@@ -148,6 +148,19 @@ class RedisConversationState:
         if route is None or route.last_active + self._limits[key.channel].ttl_s <= now:
             return None
         return route
+
+    async def find(self, channel: str, digest: str, now: float) -> Route | None:
+        route = route_from(await self._store.run("find", GET, [self._keys.conversation_of(channel, digest)], []))
+        if route is None or route.last_active + self._limits[channel].ttl_s <= now:
+            return None
+        return route
+
+    async def swap(self, channel: str, digest: str, expected: Route, new: Route, now: float) -> bool:
+        name = self._keys.conversation_of(channel, digest)
+        keep_ms = math.ceil((new.last_active + self._limits[channel].ttl_s - now) * 1000) + self._store.margin_ms
+        done = await self._store.run("swap", SWAP, [name, name + ":lock"],
+                                     [*route_args(expected), *route_args(new), keep_ms])
+        return bool(done == 1)
 
     async def put(self, key: ConversationKey, route: Route, now: float) -> None:
         until = route.last_active + self._limits[key.channel].ttl_s

@@ -44,8 +44,7 @@ class KeyLayout:
     @staticmethod
     def digest(key: ConversationKey) -> str:
         """32 hex characters of SHA-256 over the key's parts (see the module docstring)."""
-        raw = "\x1f".join((key.channel, key.chat_id or "", key.thread_id or "", key.sender_id))
-        return hashlib.sha256(raw.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+        return key.digest()
 
     @staticmethod
     def hashed_from(name: str | bytes) -> str:
@@ -56,7 +55,11 @@ class KeyLayout:
 
     def conversation(self, key: ConversationKey) -> str:
         """The hash holding `key`'s route, version and recent texts."""
-        return f"{self.prefix}c:{key.channel}:{{{self.digest(key)}}}"
+        return self.conversation_of(key.channel, key.digest())
+
+    def conversation_of(self, channel: str, digest: str) -> str:
+        """The hash of the conversation of `channel` whose `ConversationKey.digest` is `digest`."""
+        return f"{self.prefix}c:{channel}:{{{digest}}}"
 
     def lock(self, key: ConversationKey) -> str:
         """The decision lock of `key` (same slot as its hash)."""

@@ -10,32 +10,32 @@ ACQUIRE = """
 -- KEYS: conversation hash, lock. ARGV: token, lock_ms.
 -- Take the lock and read the route, version and recent texts in the same call.
 if redis.call('SET', KEYS[2], ARGV[1], 'NX', 'PX', ARGV[2]) then
-  return {1, redis.call('HMGET', KEYS[1], 'a', 'c', 'l', 'x', 'd', 'n', 'w', 'v', 'r', 'ru')}
+  return {1, redis.call('HMGET', KEYS[1], 'a', 'c', 'l', 'x', 'd', 'n', 'w', 'h', 'g', 'v', 'r', 'ru')}
 end
 return {0, redis.call('PTTL', KEYS[2])}
 """
 
 COMMIT = """
 -- KEYS: conversation hash, lock. ARGV: token, version seen, mode (s store | f forget | k keep),
--- seven route fields, recent blob ('' unchanged), recent until, keep_ms (hash lifetime, <= 0 drops it).
+-- nine route fields, recent blob ('' unchanged), recent until, keep_ms (hash lifetime, <= 0 drops it).
 -- Fencing: write only while holding the lock, or when the lock expired and nobody wrote since.
 local holder = redis.call('GET', KEYS[2])
 local version = redis.call('HGET', KEYS[1], 'v') or '0'
 if holder ~= ARGV[1] and (holder or version ~= ARGV[2]) then
   return 0
 end
-local keep = tonumber(ARGV[13])
+local keep = tonumber(ARGV[15])
 if keep <= 0 then
   redis.call('DEL', KEYS[1])
 else
   if ARGV[3] == 's' then
     redis.call('HSET', KEYS[1], 'a', ARGV[4], 'c', ARGV[5], 'l', ARGV[6], 'x', ARGV[7], 'd', ARGV[8], 'n', ARGV[9],
-               'w', ARGV[10])
+               'w', ARGV[10], 'h', ARGV[11], 'g', ARGV[12])
   elseif ARGV[3] == 'f' then
-    redis.call('HDEL', KEYS[1], 'a', 'c', 'l', 'x', 'd', 'n', 'w')
+    redis.call('HDEL', KEYS[1], 'a', 'c', 'l', 'x', 'd', 'n', 'w', 'h', 'g')
   end
-  if ARGV[11] ~= '' then
-    redis.call('HSET', KEYS[1], 'r', ARGV[11], 'ru', ARGV[12])
+  if ARGV[13] ~= '' then
+    redis.call('HSET', KEYS[1], 'r', ARGV[13], 'ru', ARGV[14])
   end
   redis.call('HSET', KEYS[1], 'v', tonumber(version) + 1)
   redis.call('PEXPIRE', KEYS[1], keep)
@@ -55,10 +55,10 @@ return 0
 """
 
 PUT = """
--- KEYS: conversation hash. ARGV: now, seven route fields, route until, margin_ms.
+-- KEYS: conversation hash. ARGV: now, nine route fields, route until, margin_ms.
 -- Write (or, already expired, drop) a route outside a decision; the recent texts stay.
 local now = tonumber(ARGV[1])
-local route_until = tonumber(ARGV[9])
+local route_until = tonumber(ARGV[11])
 local recent_until = tonumber(redis.call('HGET', KEYS[1], 'ru') or '0')
 local keep = math.max(route_until, recent_until) - now
 if keep <= 0 then
@@ -67,12 +67,35 @@ if keep <= 0 then
 end
 if route_until > now then
   redis.call('HSET', KEYS[1], 'a', ARGV[2], 'c', ARGV[3], 'l', ARGV[4], 'x', ARGV[5], 'd', ARGV[6], 'n', ARGV[7],
-             'w', ARGV[8])
+             'w', ARGV[8], 'h', ARGV[9], 'g', ARGV[10])
 else
-  redis.call('HDEL', KEYS[1], 'a', 'c', 'l', 'x', 'd', 'n', 'w')
+  redis.call('HDEL', KEYS[1], 'a', 'c', 'l', 'x', 'd', 'n', 'w', 'h', 'g')
 end
 redis.call('HINCRBY', KEYS[1], 'v', 1)
-redis.call('PEXPIRE', KEYS[1], math.ceil(keep * 1000) + tonumber(ARGV[10]))
+redis.call('PEXPIRE', KEYS[1], math.ceil(keep * 1000) + tonumber(ARGV[12]))
+return 1
+"""
+
+SWAP = """
+-- KEYS: conversation hash, lock. ARGV: nine route fields expected, nine route fields to write,
+-- keep_ms (the hash's lifetime at least). An agent signal (issue #12): write only when no decision
+-- holds the conversation (-1) and the route is still the one expected (0); 1 when written.
+if redis.call('EXISTS', KEYS[2]) == 1 then
+  return -1
+end
+local f = redis.call('HMGET', KEYS[1], 'a', 'c', 'l', 'x', 'd', 'n', 'w', 'h', 'g')
+for i = 1, 9 do
+  if (f[i] or '') ~= ARGV[i] then
+    return 0
+  end
+end
+redis.call('HSET', KEYS[1], 'a', ARGV[10], 'c', ARGV[11], 'l', ARGV[12], 'x', ARGV[13], 'd', ARGV[14],
+           'n', ARGV[15], 'w', ARGV[16], 'h', ARGV[17], 'g', ARGV[18])
+redis.call('HINCRBY', KEYS[1], 'v', 1)
+local keep = tonumber(ARGV[19])
+if redis.call('PTTL', KEYS[1]) < keep then
+  redis.call('PEXPIRE', KEYS[1], keep)
+end
 return 1
 """
 
@@ -83,7 +106,7 @@ local recent_until = tonumber(redis.call('HGET', KEYS[1], 'ru') or '0')
 if recent_until <= now then
   return redis.call('DEL', KEYS[1])
 end
-redis.call('HDEL', KEYS[1], 'a', 'c', 'l', 'x', 'd', 'n', 'w')
+redis.call('HDEL', KEYS[1], 'a', 'c', 'l', 'x', 'd', 'n', 'w', 'h', 'g')
 redis.call('HINCRBY', KEYS[1], 'v', 1)
 redis.call('PEXPIRE', KEYS[1], math.ceil((recent_until - now) * 1000) + tonumber(ARGV[2]))
 return 1
@@ -95,7 +118,7 @@ PRUNE = """
 if redis.call('HGET', KEYS[1], 'a') ~= ARGV[1] then
   return 0
 end
-redis.call('HDEL', KEYS[1], 'a', 'c', 'l', 'x', 'd', 'n', 'w')
+redis.call('HDEL', KEYS[1], 'a', 'c', 'l', 'x', 'd', 'n', 'w', 'h', 'g')
 redis.call('HINCRBY', KEYS[1], 'v', 1)
 return 1
 """

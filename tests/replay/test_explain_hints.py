@@ -1,0 +1,68 @@
+"""`stickyroute explain --hint / --handoff` (issue #12): the effect of a pending agent signal,
+exact lines."""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import replace
+
+import pytest
+
+from proxy.config.model import AgentHints, RoutingSettings, Strategy
+from proxy.replay import explain as explain_module
+from proxy.replay.corpus import load_agents, replay_config
+from tests.replay.test_explain import DATA
+
+TAXI = "Also book me a taxi to get there"
+
+
+def config(**routing: object):
+    settings = replace(RoutingSettings(strategy=Strategy.STICKY_HEURISTIC), **routing)  # type: ignore[arg-type]
+    return replay_config(load_agents(DATA / "hand_agents.toml"), settings)
+
+
+def run(capsys, monkeypatch, *args: str, **routing: object) -> tuple[int, list[str], str]:
+    monkeypatch.setattr("proxy.config.loader.load_config", lambda _path, **_kw: config(**routing))
+    parser = argparse.ArgumentParser()
+    explain_module.add_arguments(parser)
+    code = explain_module.run(parser.parse_args(["--config", "c.toml", "--channel", "telegram", *args]))
+    out = capsys.readouterr()
+    return code, out.out.splitlines(), out.err
+
+
+@pytest.mark.parametrize(
+    ("mode", "signal_line", "tail"),
+    [
+        pytest.param(AgentHints.CONFIRM, "agent signal: not-mine: pending (confirm)",
+                     ["decision: ask the classifier (hint)", "  an agent other than hotel: switch to it (agent_hint)",
+                      "  hotel, none or an error: stay on hotel (hint_rejected)"], id="confirm"),
+        pytest.param(AgentHints.DIVERGENCE, "agent signal: not-mine: pending (divergence)",
+                     ["decision: ask the classifier (confirm), candidate taxi",
+                      "  an agent other than hotel: switch to it (agent_hint)",
+                      "  hotel, none or an error: stay on hotel (llm_rejected)"], id="divergence"),
+        pytest.param(AgentHints.OFF, "agent signal: not-mine: ignored (auto_route_agent_hints is off)",
+                     ["decision: hotel (divergence_pending)"], id="off"),
+    ],
+)
+def test_a_pending_hint_shows_its_effect(capsys, monkeypatch, mode, signal_line, tail) -> None:
+    code, lines, _err = run(capsys, monkeypatch, "--text", TAXI, "--current", "hotel", "--hint", "not-mine",
+                            agent_hints=mode)
+    assert (code, lines[3], lines[-len(tail):]) == (0, signal_line, tail)
+
+
+def test_a_handoff_shows_the_handoff_reason(capsys, monkeypatch) -> None:
+    code, lines, _err = run(capsys, monkeypatch, "--text", TAXI, "--current", "hotel", "--handoff")
+    assert (code, lines[3], lines[-1]) == (
+        0, "agent signal: handoff to hotel: the next message goes there (reason handoff)", "decision: hotel (handoff)")
+
+
+@pytest.mark.parametrize(
+    ("args", "err"),
+    [
+        pytest.param(["--hint", "not-mine"], "explain: --hint and --handoff need --current AGENT\n", id="no-current"),
+        pytest.param(["--current", "hotel", "--hint", "maybe"], "explain: --hint: unknown X-Stickyroute-Hint value "
+                     "'maybe'\n", id="bad-hint"),
+    ],
+)
+def test_bad_hint_options_are_errors(capsys, monkeypatch, args, err) -> None:
+    assert run(capsys, monkeypatch, "--text", TAXI, *args)[0::2] == (2, err)
