@@ -42,6 +42,12 @@ class Decision:
     conversation: Conversation | None = None
     """Set by the router on Layer-2 decisions (None: Layer 1, no sender, a replayed memo)."""
 
+    def about(self, conversation: Conversation | None) -> Decision:
+        """This decision with `conversation` set (what `dataclasses.replace` gives, built directly:
+        the router does it once per Layer-2 decision)."""
+        return Decision(self.agent, self.reason, self.store, self.forget, self.scores, self.list_agents,
+                        self.classification, self.switched, conversation)
+
 
 class Purpose(enum.Enum):
     """Why the engine asks the classifier."""

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping
-from dataclasses import replace
 
 from proxy.classifier.base import Candidate, Classification, ClassificationRequest, Classifier
 from proxy.config.model import Config
@@ -102,7 +101,7 @@ class Router:
             store = store.because(outcome.reason)
         await self.state.commit(lease, now, store=store, forget=outcome.forget, text=text)
         after = None if outcome.forget else (store if store is not None else lease.route)
-        return replace(outcome, conversation=Conversation(key, after.chosen_at if after is not None else None))
+        return outcome.about(Conversation(key, after.chosen_at if after is not None else None))
 
     async def signal(self, channel: str, digest: str, version: float | None, signal: Signal, now: float
                      ) -> Route | Ignored:

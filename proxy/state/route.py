@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -26,9 +27,19 @@ class ConversationKey(NamedTuple):
 
     def digest(self) -> str:
         """32 hex chars of SHA-256 over the key's parts joined by U+001F: the conversation's
-        reference without raw ids (Redis key names, agent conversation tokens)."""
-        raw = "\x1f".join((self.channel, self.chat_id or "", self.thread_id or "", self.sender_id))
-        return hashlib.sha256(raw.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+        reference without raw ids (Redis key names, agent conversation tokens). The last
+        DIGESTS_CACHED keys' digests are kept (every message asks for its conversation's)."""
+        return _digest(self.channel, self.chat_id, self.thread_id, self.sender_id)
+
+
+DIGESTS_CACHED = 65536
+"""Conversation digests kept by `ConversationKey.digest` (an LRU; about 200 bytes each)."""
+
+
+@functools.lru_cache(maxsize=DIGESTS_CACHED)
+def _digest(channel: str, chat_id: str | None, thread_id: str | None, sender_id: str) -> str:
+    raw = "\x1f".join((channel, chat_id or "", thread_id or "", sender_id))
+    return hashlib.sha256(raw.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
 @dataclass(frozen=True, slots=True)
