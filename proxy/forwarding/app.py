@@ -6,7 +6,8 @@ Each configured channel path is a raw ASGI endpoint (`WebhookEndpoint`) mounted 
 application: it reads the body from `receive` once, capped at `server.max_body_bytes` (413
 above it, checked against `Content-Length` before reading), builds an `Inbound` from the scope,
 awaits `handle(channel, inbound)` (the dispatcher) and sends the `Reply` as is. Any other path
-is 404. No Request/Response objects on the webhook path: the scope already has what we need.
+is 404: a channel path matches only itself (`ExactRoute`: no `{...}` parameters, no trailing
+newline). No Request/Response objects on the webhook path: the scope already has what we need.
 
 While the dispatcher runs, `receive` is watched for `http.disconnect` (`hangup.Watching`): a
 platform that hangs up cancels the upstream request (its pooled connection is freed at once), the
@@ -21,10 +22,13 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 
+from starlette._utils import get_route_path
 from starlette.applications import Starlette
+from starlette.datastructures import URLPath
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
-from starlette.routing import Route
+from starlette.routing import BaseRoute, Match, NoMatchFound, Route
 from starlette.types import Lifespan, Message, Receive, Scope, Send
 
 from proxy.config.model import Channel, Config
@@ -33,7 +37,7 @@ from proxy.forwarding.hangup import Watching
 from proxy.forwarding.inbound import Inbound
 from proxy.reply import Reply
 
-__all__ = ["WebhookApplication", "WebhookEndpoint", "create_app"]
+__all__ = ["ExactRoute", "WebhookApplication", "WebhookEndpoint", "create_app"]
 
 log = logging.getLogger("stickyroute.dispatch")
 
@@ -112,6 +116,29 @@ class WebhookEndpoint:
         await _send(send, reply)
 
 
+class ExactRoute(BaseRoute):
+    """A channel path in Starlette's router, matched by equality (as the shortcut does): Starlette's
+    `Route` compiles its path to a regex, reading `{...}` as a parameter, and its `$` also matches
+    before a final newline (`/webhooks/telegram%0A`). A method outside `_METHODS` is 405."""
+
+    def __init__(self, path: str, app: WebhookEndpoint) -> None:
+        self.path = path
+        self.app = app
+
+    def matches(self, scope: Scope) -> tuple[Match, Scope]:
+        if scope["type"] != "http" or get_route_path(scope) != self.path:
+            return Match.NONE, {}
+        return (Match.FULL if scope["method"] in _ROUTED else Match.PARTIAL), {"endpoint": self.app}
+
+    def url_path_for(self, name: str, /, **path_params: object) -> URLPath:
+        raise NoMatchFound(name, path_params)
+
+    async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["method"] not in _ROUTED:
+            raise HTTPException(status_code=405, headers={"Allow": ", ".join(_METHODS)})
+        await self.app(scope, receive, send)
+
+
 class WebhookApplication(Starlette):
     """The Starlette application of the webhook listener, with one shortcut: a request whose path
     is exactly a channel's path (and whose method Starlette would route) goes straight to its
@@ -119,7 +146,7 @@ class WebhookApplication(Starlette):
     Starlette's router would reach; measured in README "Performance"). Everything else (other
     paths, lifespan, websockets) goes through Starlette as usual."""
 
-    def __init__(self, endpoints: dict[str, WebhookEndpoint], routes: list[Route],
+    def __init__(self, endpoints: dict[str, WebhookEndpoint], routes: list[BaseRoute],
                  lifespan: Lifespan[Starlette]) -> None:
         super().__init__(routes=routes, lifespan=lifespan)
         self.endpoints = endpoints
@@ -139,7 +166,7 @@ def create_app(config: Config, handle: Handle, lifespan: Lifespan[Starlette] | N
     limit = config.server.max_body_bytes
     endpoints = {path: WebhookEndpoint(channel, handle, limit, rejected)
                  for channel in config.channels.values() for path in channel.paths}
-    routes = [Route(path, endpoint, methods=_METHODS) for path, endpoint in endpoints.items()]
+    routes: list[BaseRoute] = [ExactRoute(path, endpoint) for path, endpoint in endpoints.items()]
 
     async def not_found(_request: Request) -> Response:
         if rejected is not None:

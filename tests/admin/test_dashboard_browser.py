@@ -187,3 +187,22 @@ def test_a_demo_agent_is_paused_and_resumed_from_the_page(browser, tmp_path) -> 
                                timeout=WAIT_MS)
         page.wait_for_selector("#chart-requests[data-keys='2xx,5xx']", timeout=WAIT_MS)
         context.close()
+
+
+def test_a_fragment_token_with_a_bare_percent_sign_still_signs_in(browser, tmp_path) -> None:
+    """`#token=...` with a `%` that is not an escape (a token typed as is): the page signs in with
+    it as written instead of stopping on decodeURIComponent's URIError (a blank page)."""
+    token = "browser-admin-token-100%-sure"
+    with upstream_set("general") as ups:
+        config = write_config(tmp_path / "proxy.toml", {"general": ups["general"].url})
+        config.write_text(config.read_text().replace(json.dumps(TOKEN), json.dumps(token)))
+        with ProxyProcess(config) as proxy:
+            context = browser.new_context()
+            page = context.new_page()
+            errors: list[str] = []
+            page.on("pageerror", lambda error: errors.append(str(error)))
+            page.goto(f"{proxy.admin}/#token={token}")
+            page.wait_for_selector("#board:not([hidden])", timeout=WAIT_MS)
+            assert page.evaluate("location.hash") == ""
+            assert errors == []
+            context.close()

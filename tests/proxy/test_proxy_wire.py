@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator, Iterator
 
 import httpx
 
+from proxy.config import load_config
 from proxy.config.model import UpstreamSettings
 from proxy.server.service import Service
 from tests.proxy.harness import sha, telegram_text, upstream_set, write_config
@@ -210,3 +211,39 @@ def test_channel_paths_answer_like_starlettes_router_around_the_shortcut(tmp_pat
     assert slash.split(b"\r\n", 1)[0] == b"HTTP/1.1 404 Not Found"
     assert deeper.split(b"\r\n", 1)[0] == b"HTTP/1.1 404 Not Found"
     assert len(ups["general"].requests) == 1
+
+
+def test_a_channel_path_with_an_encoded_newline_after_it_is_not_found(tmp_path):
+    """Channel paths are exact: `/webhooks/telegram%0A` (path "/webhooks/telegram\\n") is 404 and reaches no
+    agent (Starlette's route regex ends in `$`, which also matches before a final newline)."""
+    body = telegram_text(1, "hello there")
+    head = (b"POST /webhooks/telegram%0A HTTP/1.1\r\nHost: h\r\nConnection: close\r\nContent-Type: application/json"
+            b"\r\nContent-Length: " + str(len(body)).encode() + b"\r\n\r\n")
+    with upstream_set("general") as ups:
+        config = write_config(tmp_path, ups)
+        with running_proxy(config) as (base, _service):
+            reply = raw_request(base, head, body)
+    assert reply.split(b"\r\n", 1)[0] == b"HTTP/1.1 404 Not Found"
+    assert ups["general"].requests == []
+
+
+def test_a_channel_path_with_braces_is_exact_not_a_pattern(tmp_path):
+    """A configured path is exact even when it holds `{...}` (Starlette reads it as a parameter): only
+    the path itself reaches the channel, a path the braces would match is 404."""
+    body = telegram_text(1, "hello there")
+
+    def head(path: bytes) -> bytes:
+        return (b"POST " + path + b" HTTP/1.1\r\nHost: h\r\nConnection: close\r\nContent-Type: application/json"
+                b"\r\nContent-Length: " + str(len(body)).encode() + b"\r\n\r\n")
+
+    with upstream_set("general") as ups:
+        write_config(tmp_path, ups)
+        toml = tmp_path / "proxy.toml"
+        toml.write_text(toml.read_text().replace('path = "/webhooks/telegram"', 'path = "/hooks/{bot}"'))
+        config = load_config(toml, env={})
+        with running_proxy(config) as (base, _service):
+            other = raw_request(base, head(b"/hooks/other"), body)
+            exact = raw_request(base, head(b"/hooks/%7Bbot%7D"), body)
+    assert other.split(b"\r\n", 1)[0] == b"HTTP/1.1 404 Not Found"
+    assert exact.split(b"\r\n", 1)[0] == b"HTTP/1.1 200 OK"
+    assert [r.raw_path for r in ups["general"].requests] == [b"/hooks/%7Bbot%7D"]

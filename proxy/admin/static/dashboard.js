@@ -380,7 +380,9 @@ document.addEventListener("DOMContentLoaded", () => {
   const fragment = location.hash.match(/^#token=(.+)$/);
   if (fragment) {
     history.replaceState(null, "", location.pathname + location.search); // the token leaves the address bar
-    signIn(decodeURIComponent(fragment[1]));
+    let token = fragment[1];
+    try { token = decodeURIComponent(token); } catch (e) { /* a bare % (not an escape): the token as written */ }
+    signIn(token);
   } else {
     start();
   }
