@@ -120,6 +120,18 @@ def test_a_short_admin_token_is_a_warning(tmp_path):
     assert warnings == ["admin.token: shorter than 16 characters: easy to guess"]
 
 
+@pytest.mark.parametrize("token", ["snowman-\u2603-admin-token-long", "with a space in the admin token", "tab\tin-the-admin-token"])
+def test_an_admin_or_agent_token_that_cannot_travel_in_a_header_is_an_error(tmp_path, token):
+    """Found by the adversarial pass: a non-Latin-1 admin token made POST /v1/session a 500 (the
+    cookie could not be encoded) and could never match a Bearer header."""
+    message = "expected printable ASCII without spaces (it is sent in an Authorization header)"
+    errors, _warnings = problems(tmp_path, channel() + f'[admin]\ntoken = "{token}"\n')
+    assert errors == [f"admin.token: {message}"]
+    agents = AGENTS.replace("hidden = true", f'hidden = true\ntoken = "{token}"')
+    errors, _warnings = problems(tmp_path, channel(agents=agents))
+    assert errors == [f"agents.internal.token: {message}"]
+
+
 def test_a_hidden_agent_without_keywords_is_not_warned_about(tmp_path):
     text = channel("[channels.telegram.overrides]", 'auto_route = "sticky_heuristic"')
     assert problems(tmp_path, text) == ([], [])

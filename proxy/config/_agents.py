@@ -11,7 +11,7 @@ from collections.abc import Collection
 from pathlib import Path
 from types import MappingProxyType
 
-from proxy.config._reader import Table, quote
+from proxy.config._reader import Table, bearer_token_problem, quote
 from proxy.config.model import Agent
 from proxy.config.rulepack import (
     ALIAS,
@@ -92,7 +92,10 @@ def _read_agent(name: str, table: Table, config_dir: Path,
 def _token(table: Table) -> str | None:
     """The agent's API token (`token`); shorter than 16 characters is a warning."""
     token = table.string("token")
-    if token is not None and len(token) < 16:
+    problem = bearer_token_problem(token) if token is not None else None
+    if problem is not None:
+        table.error("token", problem)
+    elif token is not None and len(token) < 16:
         table.problems.warn(table.sub("token"), "shorter than 16 characters: easy to guess")
     return token
 

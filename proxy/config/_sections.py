@@ -13,7 +13,7 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
-from proxy.config._reader import Table, quote
+from proxy.config._reader import Table, bearer_token_problem, quote
 from proxy.config.model import (
     AdminSettings,
     AgentHints,
@@ -101,7 +101,10 @@ def read_admin(table: Table | None, server: ServerSettings) -> AdminSettings:
         return AdminSettings()
     table.reject_unknown(f.name for f in fields(AdminSettings))
     token = table.string("token")
-    if token is not None and len(token) < MIN_TOKEN_CHARS:
+    problem = bearer_token_problem(token) if token is not None else None
+    if problem is not None:
+        table.error("token", problem)
+    elif token is not None and len(token) < MIN_TOKEN_CHARS:
         table.problems.warn(table.sub("token"), f"shorter than {MIN_TOKEN_CHARS} characters: easy to guess")
     admin = AdminSettings(**_present(
         host=table.string("host"),
