@@ -11,7 +11,8 @@ from collections.abc import Collection
 from pathlib import Path
 from types import MappingProxyType
 
-from proxy.config._reader import Table, bearer_token_problem, quote
+from proxy.config._reader import Table, quote
+from proxy.config._tokens import bearer_token_problem
 from proxy.config.model import Agent
 from proxy.config.rulepack import (
     ALIAS,

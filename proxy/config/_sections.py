@@ -13,7 +13,8 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
-from proxy.config._reader import Table, bearer_token_problem, quote
+from proxy.config._reader import Table, quote
+from proxy.config._tokens import bearer_token_problem
 from proxy.config.model import (
     AdminSettings,
     AgentHints,
