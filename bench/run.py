@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import math
 import os
 import shutil
 import signal
@@ -218,6 +219,11 @@ def _id_base() -> str:
     return str(1_000_000_000 * _RUNS[0])
 
 
+def _whole_s(seconds: float) -> int:
+    """wrk's -d takes whole seconds ("0.5s" is an error): a fraction is rounded up."""
+    return max(1, math.ceil(seconds))
+
+
 def run_wrk(wrk: str, port: int, conns: int, duration: float, warmup: float, static: bool = False) -> Point:
     env = dict(os.environ, BENCH_BODY_FILE=str(BODY), BENCH_SECRET=SECRET)
     if static:
@@ -225,9 +231,9 @@ def run_wrk(wrk: str, port: int, conns: int, duration: float, warmup: float, sta
     url = f"http://127.0.0.1:{port}{PATH}"
     base = pin("1") + [wrk, "-t1", f"-c{conns}", "--timeout", "5s", "-s", str(HERE / "post.lua")]
     if warmup > 0:
-        subprocess.run(base + [f"-d{warmup:g}s", url], env=dict(env, BENCH_ID_BASE=_id_base()),
+        subprocess.run(base + [f"-d{_whole_s(warmup)}s", url], env=dict(env, BENCH_ID_BASE=_id_base()),
                        capture_output=True, check=False)
-    out = subprocess.run(base + [f"-d{duration:g}s", url], env=dict(env, BENCH_ID_BASE=_id_base()),
+    out = subprocess.run(base + [f"-d{_whole_s(duration)}s", url], env=dict(env, BENCH_ID_BASE=_id_base()),
                          capture_output=True, text=True, check=False)
     line = next((ln for ln in out.stdout.splitlines() if ln.startswith("RESULT")), None)
     if line is None:
