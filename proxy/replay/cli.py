@@ -72,7 +72,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="simulated agents hint not-mine: falsely on their own turns with probability P, "
                              "on another agent's turns with recall R (seeded by --seed)")
     parser.add_argument("--hints-mode", choices=tuple(h.value for h in AgentHints),
-                        help="auto_route_agent_hints of every row (default: each row's own, divergence)")
+                        help="auto_route_agent_hints for every row (default: each row's own, confirm unless set)")
 
 
 def parse_rates(text: str) -> tuple[float, float]:
