@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from aiohttp import web
 
 from bench.ledger.book import Ledger
+from bench.ledger.listener import Listener
 
 
 @dataclass(frozen=True)
@@ -64,8 +65,7 @@ class FakeAgent:
         self.port = port
         self.mode = OK
         self.requests = 0
-        self._runner: web.AppRunner | None = None
-        self._site: web.TCPSite | None = None
+        self._listener = Listener()
 
     @property
     def url(self) -> str:
@@ -78,21 +78,14 @@ class FakeAgent:
         """Listen (again, on the same port)."""
         app = web.Application(client_max_size=16 * 1024 * 1024)
         app.router.add_route("*", "/{tail:.*}", self._handle)
-        self._runner = web.AppRunner(app, access_log=None, handle_signals=False)
-        await self._runner.setup()
-        self._site = web.TCPSite(self._runner, "127.0.0.1", self.port, reuse_address=True)
-        await self._site.start()
-        if not self.port:
-            self.port = self._runner.addresses[-1][1]
+        self.port = await self._listener.start(app, self.port)
 
     async def down(self) -> None:
         """Stop: open connections are closed and new ones refused until `up()`."""
         await self.stop()
 
     async def stop(self) -> None:
-        if self._runner is not None:
-            runner, self._runner, self._site = self._runner, None, None
-            await runner.cleanup()
+        await self._listener.stop()
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
         body = await request.read()

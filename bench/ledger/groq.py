@@ -15,6 +15,8 @@ from collections.abc import Callable
 
 from aiohttp import web
 
+from bench.ledger.listener import Listener
+
 Answer = Callable[[str, list[str]], str]
 _CANDIDATE = re.compile(r"^- ([a-z0-9_-]+):", re.MULTILINE)
 
@@ -28,8 +30,7 @@ class FakeGroq:
         self.mode = "ok"
         self.calls: dict[str, int] = {}
         self.port = 0
-        self._runner: web.AppRunner | None = None
-        self._site: web.TCPSite | None = None
+        self._listener = Listener()
 
     @property
     def url(self) -> str:
@@ -38,15 +39,10 @@ class FakeGroq:
     async def start(self) -> None:
         app = web.Application()
         app.router.add_post("/openai/v1/chat/completions", self._complete)
-        self._runner = web.AppRunner(app, access_log=None, handle_signals=False)
-        await self._runner.setup()
-        self._site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await self._site.start()
-        self.port = self._runner.addresses[-1][1]
+        self.port = await self._listener.start(app)
 
     async def stop(self) -> None:
-        if self._runner is not None:
-            await self._runner.cleanup()
+        await self._listener.stop()
 
     async def _complete(self, request: web.Request) -> web.StreamResponse:
         mode = self.mode

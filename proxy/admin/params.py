@@ -8,7 +8,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from starlette.requests import Request
@@ -25,29 +25,27 @@ def _shown(value: Any) -> str:
 
 def query_int(request: Request, name: str, default: int, low: int, high: int) -> int:
     """An integer query parameter in [low, high] (absent: `default`)."""
-    raw = request.query_params.get(name)
-    if raw is None or raw == "":
-        return default
-    try:
-        value = int(raw)
-    except ValueError:
-        raise unprocessable(f"{name}: expected an integer between {low} and {high}, got {_shown(raw)}") from None
-    if not low <= value <= high:
-        raise unprocessable(f"{name}: expected an integer between {low} and {high}, got {value}")
-    return value
+    return int(_in_range(request, name, default, low, high, int, "an integer", str))
 
 
 def query_number(request: Request, name: str, default: float, low: float, high: float) -> float:
     """A number query parameter in [low, high] (absent: `default`)."""
+    return _in_range(request, name, default, low, high, float, "a number", lambda v: f"{v:g}")
+
+
+def _in_range(request: Request, name: str, default: float, low: float, high: float,
+              parse: Callable[[str], float], what: str, show: Callable[[float], str]) -> float:
+    """Query parameter `name` read with `parse`, in [low, high]; 422 naming it otherwise."""
     raw = request.query_params.get(name)
     if raw is None or raw == "":
         return default
+    expected = f"{name}: expected {what} between {show(low)} and {show(high)}"
     try:
-        value = float(raw)
+        value = parse(raw)
     except ValueError:
-        raise unprocessable(f"{name}: expected a number between {low:g} and {high:g}, got {_shown(raw)}") from None
+        raise unprocessable(f"{expected}, got {_shown(raw)}") from None
     if not low <= value <= high:
-        raise unprocessable(f"{name}: expected a number between {low:g} and {high:g}, got {value:g}")
+        raise unprocessable(f"{expected}, got {show(value)}")
     return value
 
 

@@ -33,7 +33,7 @@ from proxy.errors import UnparsedUpdate, UpstreamError, UpstreamTimeout
 from proxy.forwarding.inbound import Inbound
 from proxy.forwarding.late import LateAnswers
 from proxy.forwarding.leg import REPLY_DROPPED, Forwarding
-from proxy.forwarding.offload import CHUNK, Breather, chunks, offload
+from proxy.forwarding.offload import Breather, chunks, offload
 from proxy.forwarding.pending import Item, Pending
 from proxy.forwarding.replies import answer_of, redelivered, summary, text_reply
 from proxy.hints import AgentSignals
@@ -136,11 +136,8 @@ class Dispatcher:
         keys = [(channel.name, i) for i in adapter.delivery_ids(envelopes, inbound.body)]
         distinct = list(dict.fromkeys(keys))
         claims: dict[DeliveryKey, Claim] = {}
-        if len(distinct) <= CHUNK:  # one call, no slicing (the usual request: one update)
-            claims.update(zip(distinct, await self.deliveries.claim(distinct, now), strict=True))
-        else:
-            async for chunk in chunks(distinct):
-                claims.update(zip(chunk, await self.deliveries.claim(chunk, now), strict=True))
+        async for chunk in chunks(distinct):
+            claims.update(zip(chunk, await self.deliveries.claim(chunk, now), strict=True))
         waiting = [k for k, c in claims.items() if c.state is ClaimState.IN_FLIGHT]
         if waiting:
             settled = await asyncio.gather(*(self.deliveries.settle(k, now, self.settle_s) for k in waiting))
