@@ -25,7 +25,7 @@ test: install lint
 	$(PY) -m pytest
 
 lint: install
-	$(VENV)/bin/ruff check proxy tests bench
+	$(VENV)/bin/ruff check stickyroute tests bench
 	$(VENV)/bin/mypy
 
 check: install

@@ -28,9 +28,9 @@ from aiohttp import web
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from proxy.config import load_config  # noqa: E402
-from proxy.forwarding.inbound import Inbound  # noqa: E402
-from proxy.server.service import Service  # noqa: E402
+from stickyroute.config import load_config  # noqa: E402
+from stickyroute.forwarding.inbound import Inbound  # noqa: E402
+from stickyroute.server.service import Service  # noqa: E402
 
 CONFIG = """
 [upstream]

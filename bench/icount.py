@@ -43,7 +43,7 @@ def bodies(n: int, start: int) -> list[bytes]:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--tree", default=str(bench.ROOT), help="checkout whose proxy/ is measured (default: this one)")
+    ap.add_argument("--tree", default=str(bench.ROOT), help="checkout whose stickyroute/ (or proxy/) is measured (default: this one)")
     ap.add_argument("--warm", type=int, default=1000)
     ap.add_argument("--n", type=int, default=1000)
     args = ap.parse_args()

@@ -23,7 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from proxy.routing.keywords import AgentKeywords, KeywordScorer  # noqa: E402
+from stickyroute.routing.keywords import AgentKeywords, KeywordScorer  # noqa: E402
 
 AGENTS = 50
 KEYWORDS_PER_AGENT = 30

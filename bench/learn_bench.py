@@ -43,7 +43,7 @@ def build_corpus(path: Path, conversations: int) -> tuple[int, int]:
 
 
 def measure(conversations: int, repeat: int) -> tuple[int, int, list[float]]:
-    from proxy.cli.main import main
+    from stickyroute.cli.main import main
 
     timings = []
     with tempfile.TemporaryDirectory() as tmp:

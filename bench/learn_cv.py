@@ -26,12 +26,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from proxy.learn import LearnSettings, from_corpus, learn, split_conversations, write_packs  # noqa: E402
-from proxy.learn.holdout import measure  # noqa: E402
-from proxy.replay.agents_file import ExtraPacks  # noqa: E402
-from proxy.replay.cli import RECOMMENDED  # noqa: E402
-from proxy.replay.corpus import DEFAULT_AGENT, OOS, Conversation, load_agents, load_corpus  # noqa: E402
-from proxy.replay.runner import play  # noqa: E402
+from stickyroute.learn import LearnSettings, from_corpus, learn, split_conversations, write_packs  # noqa: E402
+from stickyroute.learn.holdout import measure  # noqa: E402
+from stickyroute.replay.agents_file import ExtraPacks  # noqa: E402
+from stickyroute.replay.cli import RECOMMENDED  # noqa: E402
+from stickyroute.replay.corpus import DEFAULT_AGENT, OOS, Conversation, load_agents, load_corpus  # noqa: E402
+from stickyroute.replay.runner import play  # noqa: E402
 
 CORPORA = {
     "multiwoz": ("dev.jsonl", "agents.toml"),
@@ -63,7 +63,7 @@ def learning_half(corpus: str) -> tuple[list[Conversation], str]:
 def run_one(train: list[Conversation], test: list[Conversation], agents_path: str, settings: LearnSettings,
             errors: list[str] | None) -> dict[str, float]:
     """Learn on `train`, measure the packs alone on `test`: metric name -> value."""
-    from proxy.cli.learn import seeds_of
+    from stickyroute.cli.learn import seeds_of
 
     agents = load_agents(agents_path)
     packs = learn(from_corpus(train, {a.name for a in agents}), seeds_of(agents), RECOMMENDED, DEFAULT_AGENT,

@@ -96,7 +96,7 @@ def redis_benchmark(url: str) -> dict[str, float]:
     binary = shutil.which("redis-benchmark")
     if binary is None:
         return {}
-    from proxy.state.redis.scripts import ACQUIRE
+    from stickyroute.state.redis.scripts import ACQUIRE
 
     client = Redis.from_url(url)
     sha = client.script_load(ACQUIRE)

@@ -13,10 +13,10 @@ from __future__ import annotations
 import sys
 from dataclasses import replace
 
-from proxy.config.model import AgentHints
-from proxy.replay.cli import RECOMMENDED
-from proxy.replay.corpus import load_agents, load_corpus
-from proxy.replay.runner import evaluate
+from stickyroute.config.model import AgentHints
+from stickyroute.replay.cli import RECOMMENDED
+from stickyroute.replay.corpus import load_agents, load_corpus
+from stickyroute.replay.runner import evaluate
 
 FILES = (("MultiWOZ dev", "dev.jsonl", "agents.toml"), ("SGD dev", "dev_sgd.jsonl", "agents_sgd.toml"))
 RATES = ((0.0, 0.5), (0.0, 0.9), (0.05, 0.9))

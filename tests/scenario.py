@@ -30,10 +30,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from proxy import channels
-from proxy.classifier.base import Candidate, Classification, ClassificationRequest, Outcome, parse_answer
-from proxy.clock import FakeClock
-from proxy.config.model import (
+from stickyroute import channels
+from stickyroute.classifier.base import Candidate, Classification, ClassificationRequest, Outcome, parse_answer
+from stickyroute.clock import FakeClock
+from stickyroute.config.model import (
     Agent,
     Binding,
     Channel,
@@ -44,15 +44,15 @@ from proxy.config.model import (
     Strategy,
     ThreadRoute,
 )
-from proxy.routing.engine import Decision, NeedsClassification, NeedsPermit, conclude, decide
-from proxy.routing.envelope import Envelope, MessageKind
-from proxy.routing.router import Router
-from proxy.routing.rules import ChannelRules, build_all_rules
-from proxy.routing.signals import Ignored, Signal, apply_signal
-from proxy.state.base import limits_for
-from proxy.state.budget import MemorySwitchBudget
-from proxy.state.memory import MemoryConversationState
-from proxy.state.route import ConversationKey, Route
+from stickyroute.routing.engine import Decision, NeedsClassification, NeedsPermit, conclude, decide
+from stickyroute.routing.envelope import Envelope, MessageKind
+from stickyroute.routing.router import Router
+from stickyroute.routing.rules import ChannelRules, build_all_rules
+from stickyroute.routing.signals import Ignored, Signal, apply_signal
+from stickyroute.state.base import limits_for
+from stickyroute.state.budget import MemorySwitchBudget
+from stickyroute.state.memory import MemoryConversationState
+from stickyroute.state.route import ConversationKey, Route
 
 CHANNEL = "telegram"
 USER = "111"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from proxy.cli.main import main
+from stickyroute.cli.main import main
 
 REPO = Path(__file__).resolve().parent.parent
 NO_SECRET = "no secret configured: anyone who knows the URL can post updates"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from proxy.cli.main import main
+from stickyroute.cli.main import main
 
 DATA = Path(__file__).parent / "replay" / "data"
 CORPUS, AGENTS = DATA / "dev_first50.jsonl", DATA / "agents.toml"

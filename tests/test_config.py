@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from proxy.config import check_config, load_config
-from proxy.errors import ConfigError, ConfigProblem
+from stickyroute.config import check_config, load_config
+from stickyroute.errors import ConfigError, ConfigProblem
 
 AGENTS = """
 [agents.coder]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from proxy.config import AgentHints, HintSettings, check_config
+from stickyroute.config import AgentHints, HintSettings, check_config
 
 BASE = """
 [agents.support]

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from proxy.config import check_config, load_config
+from stickyroute.config import check_config, load_config
 
 AGENTS = """
 [agents.coder]

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from proxy.config import check_config
-from proxy.config.model import MIB, StateSettings, UpstreamSettings
+from stickyroute.config import check_config
+from stickyroute.config.model import MIB, StateSettings, UpstreamSettings
 from tests.proxy.harness import Proxy, telegram_text, upstream_set, write_config
 
 BASE = """

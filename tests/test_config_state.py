@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from proxy.cli.main import main
-from proxy.config import check_config, load_config
-from proxy.config.model import StateSettings
+from stickyroute.cli.main import main
+from stickyroute.config import check_config, load_config
+from stickyroute.config.model import StateSettings
 from tests.redis_server import free_port, require_redis
 
 BASE = """

@@ -7,7 +7,7 @@ from types import MappingProxyType
 
 import pytest
 
-from proxy.config import (
+from stickyroute.config import (
     DEFAULT_ACKNOWLEDGEMENTS,
     AdminSettings,
     Agent,
@@ -378,7 +378,7 @@ def test_shipped_config_uses_the_replay_recommended_settings(shipped):
     """config/proxy.toml ships what `stickyroute replay --strategy recommended` measures."""
     from dataclasses import replace
 
-    from proxy.replay.cli import RECOMMENDED
+    from stickyroute.replay.cli import RECOMMENDED
 
     routing = shipped.channels["telegram"].routing
     assert replace(routing, ttl_s=RECOMMENDED.ttl_s) == replace(RECOMMENDED, acknowledgements=routing.acknowledgements)

@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from proxy.config.model import Strategy
-from proxy.routing.rules import build_rules
+from stickyroute.config.model import Strategy
+from stickyroute.routing.rules import build_rules
 from tests.scenario import (
     MIN,
     OTHER_USER,

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-PROXY = Path(__file__).resolve().parents[1] / "proxy"
+PROXY = Path(__file__).resolve().parents[1] / "stickyroute"
 MAX_LINES = 300
 
 

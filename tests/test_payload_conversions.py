@@ -15,31 +15,31 @@ from pathlib import Path
 
 import pytest
 
-from proxy.channels import telegram
-from proxy.config.ids import ascii_int, normalise_id
-from proxy.config.model import Agent
-from proxy.forwarding.body import declared_length
+from stickyroute.channels import telegram
+from stickyroute.config.ids import ascii_int, normalise_id
+from stickyroute.config.model import Agent
+from stickyroute.forwarding.body import declared_length
 from tests.proxy.harness import Proxy, telegram_text, upstream_set, write_config
 
 ROOT = Path(__file__).resolve().parents[1]
 PAYLOAD_MODULES = [
-    *sorted((ROOT / "proxy" / "channels").glob("*.py")),
-    *sorted((ROOT / "proxy" / "forwarding").glob("*.py")),
-    *sorted((ROOT / "proxy" / "routing").glob("*.py")),
-    *sorted((ROOT / "proxy" / "state").glob("*.py")),
-    *sorted((ROOT / "proxy" / "server").glob("*.py")),
-    ROOT / "proxy" / "config" / "ids.py",
-    ROOT / "proxy" / "reply.py",
+    *sorted((ROOT / "stickyroute" / "channels").glob("*.py")),
+    *sorted((ROOT / "stickyroute" / "forwarding").glob("*.py")),
+    *sorted((ROOT / "stickyroute" / "routing").glob("*.py")),
+    *sorted((ROOT / "stickyroute" / "state").glob("*.py")),
+    *sorted((ROOT / "stickyroute" / "server").glob("*.py")),
+    ROOT / "stickyroute" / "config" / "ids.py",
+    ROOT / "stickyroute" / "reply.py",
 ]
 CONVERTERS = {"int", "float", "complex", "Decimal"}
 DIGIT_TESTS = {"isdigit", "isdecimal", "isnumeric"}
 KNOWN_SITES = {
-    ("proxy/config/ids.py", "normalise_id", "int"),  # a JSON float that is a whole number
-    ("proxy/config/ids.py", "ascii_int", "int"),     # after the ASCII-only regex
-    ("proxy/state/memory_deliveries.py", "stored_bytes", "int"),  # cachetools' size bookkeeping, not a payload value
-    ("proxy/routing/router.py", "__init__", "int"),  # signal retries from the configured classifier timeout
-    ("proxy/state/budget.py", "refill_s", "float"),  # a configured rate, not a payload value
-    ("proxy/server/logs.py", "formatTime", "int"),   # a log record's time (seconds), not a payload value
+    ("stickyroute/config/ids.py", "normalise_id", "int"),  # a JSON float that is a whole number
+    ("stickyroute/config/ids.py", "ascii_int", "int"),     # after the ASCII-only regex
+    ("stickyroute/state/memory_deliveries.py", "stored_bytes", "int"),  # cachetools' size bookkeeping, not a payload value
+    ("stickyroute/routing/router.py", "__init__", "int"),  # signal retries from the configured classifier timeout
+    ("stickyroute/state/budget.py", "refill_s", "float"),  # a configured rate, not a payload value
+    ("stickyroute/server/logs.py", "formatTime", "int"),   # a log record's time (seconds), not a payload value
 }
 NOT_ASCII_INTEGERS = ["²", "¹", "٣", "３", "-٣", "1²", "۱۲", "⑦", " 7 ", "+7", "7.0", "1e3", "0x1f", "", "-"]
 

@@ -1,4 +1,4 @@
-"""proxy/security.py: Telegram secret token, Meta X-Hub-Signature-256, Meta GET verification (T1, T14)."""
+"""stickyroute/security.py: Telegram secret token, Meta X-Hub-Signature-256, Meta GET verification (T1, T14)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,13 @@ import hmac
 import pytest
 from starlette.datastructures import Headers, QueryParams
 
-from proxy.channels import security
-from proxy.channels.security import check_meta_signature, check_telegram_secret, meta_signature, verification_reply
+from stickyroute.channels import security
+from stickyroute.channels.security import (
+    check_meta_signature,
+    check_telegram_secret,
+    meta_signature,
+    verification_reply,
+)
 
 APP_SECRET = "test-app-secret"
 

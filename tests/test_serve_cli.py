@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import socket
 
-from proxy.cli.main import main
+from stickyroute.cli.main import main
 from tests.proxy.harness import upstream_set, write_config
 
 
@@ -36,7 +36,7 @@ def test_stats_says_when_the_admin_listener_is_unreachable(capsys):
 
 
 def test_stats_sends_the_configs_admin_token_and_says_when_it_is_refused(tmp_path, capsys):
-    from proxy.server.service import Service
+    from stickyroute.server.service import Service
     from tests.upstreams import serve_app
 
     token = "cli-admin-token-0123456789"

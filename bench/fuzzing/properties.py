@@ -18,14 +18,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from proxy.channels import ADAPTERS, BodyPart, SplitError
-from proxy.config import load_config
-from proxy.config.model import Agent, ChannelType
-from proxy.errors import UnparsedUpdate
-from proxy.forwarding.inbound import Inbound
-from proxy.reply import Reply
-from proxy.routing.envelope import Envelope, MessageKind
-from proxy.server.service import Service
+from stickyroute.channels import ADAPTERS, BodyPart, SplitError
+from stickyroute.config import load_config
+from stickyroute.config.model import Agent, ChannelType
+from stickyroute.errors import UnparsedUpdate
+from stickyroute.forwarding.inbound import Inbound
+from stickyroute.reply import Reply
+from stickyroute.routing.envelope import Envelope, MessageKind
+from stickyroute.server.service import Service
 
 CONFIG = Path(__file__).resolve().parents[2] / "config" / "proxy.toml"
 _OPTIONAL_STR = ("delivery_id", "sender_id", "chat_id", "thread_id", "text")

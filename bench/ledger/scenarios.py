@@ -260,7 +260,7 @@ def redis_config(url: str, prefix: str) -> dict[str, dict[str, Any]]:
 
 def redis_available() -> str | None:
     """None when the config loader accepts `[state] backend = "redis"`, else why not."""
-    from proxy.config import check_config
+    from stickyroute.config import check_config
 
     with tempfile.TemporaryDirectory() as tmp:
         urls = dict.fromkeys(AGENTS, "http://127.0.0.1:9")

@@ -18,10 +18,10 @@ from typing import Any
 
 import httpx
 
-from proxy.clock import FakeClock
-from proxy.config.model import Config
-from proxy.server.demo import DemoAgents
-from proxy.server.service import Service
+from stickyroute.clock import FakeClock
+from stickyroute.config.model import Config
+from stickyroute.server.demo import DemoAgents
+from stickyroute.server.service import Service
 from tests.proxy.harness import CLIENT_IP, write_config
 from tests.redis_server import flush_prefix, private_prefix, require_redis
 from tests.upstreams import RecordingUpstream

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from proxy.admin import ENDPOINTS
-from proxy.admin.auth import NO_TOKEN_HINT
+from stickyroute.admin import ENDPOINTS
+from stickyroute.admin.auth import NO_TOKEN_HINT
 from tests.admin.operated import TOKEN, Operated
 
 OPEN = {"/healthz", "/readyz", "/metrics", "/v1/session"}

@@ -11,12 +11,12 @@ from importlib.resources import files
 
 import pytest
 
-from proxy.admin.auth import CSRF_DETAIL, NO_TOKEN_HINT
-from proxy.admin.dashboard import ASSETS, SECURITY_HEADERS
+from stickyroute.admin.auth import CSRF_DETAIL, NO_TOKEN_HINT
+from stickyroute.admin.dashboard import ASSETS, SECURITY_HEADERS
 from tests.admin.operated import TOKEN, Operated
 from tests.proxy.harness import telegram_text
 
-STATIC = files("proxy.admin") / "static"
+STATIC = files("stickyroute.admin") / "static"
 PIN = "/v1/conversations/telegram/111/111/route"
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; "
        "form-action 'none'; frame-ancestors 'none'; base-uri 'none'")

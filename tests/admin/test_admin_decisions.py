@@ -14,7 +14,7 @@ import httpx
 import pytest
 import uvicorn
 
-from proxy.server.listener import Listener
+from stickyroute.server.listener import Listener
 from tests.admin.operated import TOKEN, Operated
 from tests.proxy.harness import telegram_text, whatsapp_text
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from starlette.routing import Route
 
-from proxy.admin import ENDPOINTS
+from stickyroute.admin import ENDPOINTS
 from tests.admin.operated import Operated
 
 

@@ -9,8 +9,8 @@ from dataclasses import dataclass
 
 import pytest
 
-from proxy.config import load_config
-from proxy.server.demo import DemoAgents
+from stickyroute.config import load_config
+from stickyroute.server.demo import DemoAgents
 from tests.admin.operated import T0, Operated
 from tests.proxy.harness import telegram_text
 from tests.redis_server import free_port

@@ -200,7 +200,7 @@ async def test_the_api_answers_404_for_expired_forged_and_malformed_conversation
 
 
 async def test_a_token_of_another_secret_is_forged(tmp_path, upstreams) -> None:
-    from proxy.hints import ConversationTokens
+    from stickyroute.hints import ConversationTokens
     other = ConversationTokens("some-other-secret-0123456789").mint("telegram", "0" * 32, 1.0, 2e9)
     async with operated(tmp_path, upstreams) as op:
         answer = await hint(op, CODER_TOKEN, {"conversation": other, "hint": "not-mine"})

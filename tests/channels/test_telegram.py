@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from proxy.channels import telegram
-from proxy.errors import UnparsedUpdate
-from proxy.routing.envelope import Envelope, MessageKind
+from stickyroute.channels import telegram
+from stickyroute.errors import UnparsedUpdate
+from stickyroute.routing.envelope import Envelope, MessageKind
 
 PAYLOADS = Path(__file__).resolve().parent / "payloads" / "telegram"
 CH = "tg"

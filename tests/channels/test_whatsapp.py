@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from proxy import channels
-from proxy.channels import whatsapp
-from proxy.config.model import ChannelType
-from proxy.errors import UnparsedUpdate
-from proxy.routing.envelope import Envelope, MessageKind
+from stickyroute import channels
+from stickyroute.channels import whatsapp
+from stickyroute.config.model import ChannelType
+from stickyroute.errors import UnparsedUpdate
+from stickyroute.routing.envelope import Envelope, MessageKind
 
 PAYLOADS = Path(__file__).resolve().parent / "payloads" / "whatsapp"
 CH = "wa"

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from proxy.channels import whatsapp
-from proxy.channels.whatsapp_split import sign, split_body
-from proxy.errors import UnparsedUpdate
+from stickyroute.channels import whatsapp
+from stickyroute.channels.whatsapp_split import sign, split_body
+from stickyroute.errors import UnparsedUpdate
 
 PAYLOADS = Path(__file__).resolve().parent / "payloads" / "whatsapp"
 TWO_MESSAGES = (PAYLOADS / "batched_two_messages.json").read_bytes()

@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from proxy.channels import whatsapp
-from proxy.channels.whatsapp_split import split_body
-from proxy.routing.envelope import Envelope, MessageKind
+from stickyroute.channels import whatsapp
+from stickyroute.channels.whatsapp_split import split_body
+from stickyroute.routing.envelope import Envelope, MessageKind
 
 CH = "wa"
 META = {"messaging_product": "whatsapp", "metadata": {"phone_number_id": "PN1"}}

@@ -8,9 +8,9 @@ import httpx
 import pytest
 import respx
 
-from proxy.classifier.groq import GroqClassifier
-from proxy.clock import FakeClock
-from proxy.config.model import ClassifierSettings
+from stickyroute.classifier.groq import GroqClassifier
+from stickyroute.clock import FakeClock
+from stickyroute.config.model import ClassifierSettings
 
 
 @pytest.fixture(autouse=True)

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from proxy.classifier.base import Candidate, ClassificationRequest
-from proxy.clock import FakeClock  # re-exported for the classifier tests
+from stickyroute.classifier.base import Candidate, ClassificationRequest
+from stickyroute.clock import FakeClock  # re-exported for the classifier tests
 
 __all__ = ["CANDIDATES", "CHAT_URL", "FakeClock", "completion", "request"]
 

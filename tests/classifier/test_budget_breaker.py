@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from proxy.classifier.guard import BreakerState, CircuitBreaker, TokenBucket
+from stickyroute.classifier.guard import BreakerState, CircuitBreaker, TokenBucket
 
 # ---------------------------------------------------------------- TokenBucket
 

@@ -9,13 +9,13 @@ import pytest
 import respx
 from groq_fakes import CHAT_URL, completion, request
 
-from proxy.classifier.base import Outcome
-from proxy.classifier.factory import build_classifier
-from proxy.classifier.groq import GroqClassifier
-from proxy.classifier.keywords import KeywordClassifier
-from proxy.clock import FakeClock
-from proxy.config.model import ClassifierSettings
-from proxy.errors import ConfigError, ConfigProblem
+from stickyroute.classifier.base import Outcome
+from stickyroute.classifier.factory import build_classifier
+from stickyroute.classifier.groq import GroqClassifier
+from stickyroute.classifier.keywords import KeywordClassifier
+from stickyroute.clock import FakeClock
+from stickyroute.config.model import ClassifierSettings
+from stickyroute.errors import ConfigError, ConfigProblem
 
 CLOCK = FakeClock()
 

@@ -11,10 +11,10 @@ import pytest
 import respx
 from groq_fakes import CHAT_URL, FakeClock, completion, request
 
-from proxy.classifier.base import Classification, ClassificationRequest, Outcome
-from proxy.classifier.guard import BreakerState, GuardedClassifier
-from proxy.classifier.stats import ClassifierStats
-from proxy.config.model import ClassifierSettings
+from stickyroute.classifier.base import Classification, ClassificationRequest, Outcome
+from stickyroute.classifier.guard import BreakerState, GuardedClassifier
+from stickyroute.classifier.stats import ClassifierStats
+from stickyroute.config.model import ClassifierSettings
 
 AGENT = Classification(outcome=Outcome.AGENT, agent="coder", prompt_tokens=100, completion_tokens=2)
 NONE = Classification(

@@ -6,8 +6,8 @@ import json
 
 from prometheus_client import generate_latest
 
-from proxy.classifier.base import Classification, Outcome
-from proxy.classifier.stats import ClassifierStats
+from stickyroute.classifier.base import Classification, Outcome
+from stickyroute.classifier.stats import ClassifierStats
 
 
 def tally(**overrides: object) -> dict:

@@ -11,17 +11,17 @@ import pytest
 import respx
 from groq_fakes import CANDIDATES, CHAT_URL, completion, request
 
-from proxy.classifier.base import (
+from stickyroute.classifier.base import (
     Candidate,
     Classification,
     ClassificationRequest,
     Outcome,
     parse_answer,
 )
-from proxy.classifier.groq import GroqClassifier
-from proxy.classifier.stats import says_none
-from proxy.clock import FakeClock
-from proxy.config.model import ClassifierSettings
+from stickyroute.classifier.groq import GroqClassifier
+from stickyroute.classifier.stats import says_none
+from stickyroute.clock import FakeClock
+from stickyroute.config.model import ClassifierSettings
 
 SYSTEM_PROMPT = (
     "You route a chat message to the agent that should answer it.\n"

@@ -9,8 +9,8 @@ import httpx
 import pytest
 from groq_fakes import CHAT_URL
 
-from proxy.classifier.groq import _translate
-from proxy.errors import (
+from stickyroute.classifier.groq import _translate
+from stickyroute.errors import (
     ClassifierError,
     ClassifierRateLimited,
     ClassifierServerError,

@@ -7,8 +7,8 @@ from collections.abc import Mapping
 import pytest
 from groq_fakes import CANDIDATES, request
 
-from proxy.classifier.base import Classification, Outcome
-from proxy.classifier.keywords import KeywordClassifier
+from stickyroute.classifier.base import Classification, Outcome
+from stickyroute.classifier.keywords import KeywordClassifier
 
 
 def scorer(scores: Mapping[str, int]):

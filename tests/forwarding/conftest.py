@@ -6,7 +6,7 @@ from collections.abc import AsyncIterator, Iterator
 
 import pytest
 
-from proxy.forwarding.leg import Leg
+from stickyroute.forwarding.leg import Leg
 from tests.forwarding.leg_helpers import SERVER, SETTINGS
 from tests.upstreams import RecordingUpstream
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 import asyncio
 import socket
 
-from proxy.channels.base import BodyPart
-from proxy.config.model import Agent, ServerSettings, UpstreamSettings
-from proxy.forwarding.inbound import Inbound
-from proxy.forwarding.leg import Leg
-from proxy.reply import Reply
+from stickyroute.channels.base import BodyPart
+from stickyroute.config.model import Agent, ServerSettings, UpstreamSettings
+from stickyroute.forwarding.inbound import Inbound
+from stickyroute.forwarding.leg import Leg
+from stickyroute.reply import Reply
 from tests.upstreams import RecordingUpstream
 
 HANG_GUARD_S = 10.0

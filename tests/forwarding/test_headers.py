@@ -1,10 +1,10 @@
-"""proxy/headers.py: hop-by-hop stripping, X-Forwarded-*, trusted proxies (T3, T5, T31, T35)."""
+"""stickyroute/headers.py: hop-by-hop stripping, X-Forwarded-*, trusted proxies (T3, T5, T31, T35)."""
 
 from __future__ import annotations
 
 import pytest
 
-from proxy.forwarding.headers import (
+from stickyroute.forwarding.headers import (
     HOP_BY_HOP,
     TrustedProxies,
     is_trusted,

@@ -8,8 +8,8 @@ import hashlib
 
 import pytest
 
-from proxy.channels.base import BodyPart
-from proxy.forwarding.leg import Leg, upstream_url
+from stickyroute.channels.base import BodyPart
+from stickyroute.forwarding.leg import Leg, upstream_url
 from tests.forwarding.leg_helpers import (
     BODY_64K,
     MARKERS,

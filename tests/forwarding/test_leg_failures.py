@@ -12,10 +12,10 @@ from types import SimpleNamespace
 import aiohttp
 import pytest
 
-from proxy.config.model import UpstreamSettings
-from proxy.errors import UpstreamConnectError, UpstreamError, UpstreamTimeout
-from proxy.forwarding.leg import Leg, translate
-from proxy.reply import Reply
+from stickyroute.config.model import UpstreamSettings
+from stickyroute.errors import UpstreamConnectError, UpstreamError, UpstreamTimeout
+from stickyroute.forwarding.leg import Leg, translate
+from stickyroute.reply import Reply
 from tests.forwarding.leg_helpers import HANG_GUARD_S, SERVER, TELEGRAM_UPDATE, _closed_port, agent, forward, inbound
 from tests.upstreams import RecordingUpstream
 

@@ -7,9 +7,9 @@ import asyncio
 
 import pytest
 
-from proxy.config.model import Agent, UpstreamSettings
-from proxy.errors import UpstreamPoolExhausted, UpstreamTimeout
-from proxy.forwarding.leg import Leg
+from stickyroute.config.model import Agent, UpstreamSettings
+from stickyroute.errors import UpstreamPoolExhausted, UpstreamTimeout
+from stickyroute.forwarding.leg import Leg
 from tests.forwarding.leg_helpers import HANG_GUARD_S, SERVER, inbound
 from tests.upstreams import RecordingUpstream
 

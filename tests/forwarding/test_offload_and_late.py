@@ -1,5 +1,5 @@
-"""Huge bodies off the event loop (proxy/forwarding/offload.py) and late answers kept for the retry
-(proxy/forwarding/late.py), as units (issue #10)."""
+"""Huge bodies off the event loop (stickyroute/forwarding/offload.py) and late answers kept for the retry
+(stickyroute/forwarding/late.py), as units (issue #10)."""
 
 from __future__ import annotations
 
@@ -8,14 +8,14 @@ import threading
 
 import pytest
 
-from proxy import clock
-from proxy.errors import UpstreamTimeout
-from proxy.forwarding import offload as offload_module
-from proxy.forwarding.late import LateAnswers
-from proxy.forwarding.offload import BREATH_S, CHUNK, OFFLOAD_BYTES, Breather, chunks, offload
-from proxy.reply import Reply
-from proxy.state.base import ClaimState, DecisionMemo
-from proxy.state.memory import MemoryDeliveryLog
+from stickyroute import clock
+from stickyroute.errors import UpstreamTimeout
+from stickyroute.forwarding import offload as offload_module
+from stickyroute.forwarding.late import LateAnswers
+from stickyroute.forwarding.offload import BREATH_S, CHUNK, OFFLOAD_BYTES, Breather, chunks, offload
+from stickyroute.reply import Reply
+from stickyroute.state.base import ClaimState, DecisionMemo
+from stickyroute.state.memory import MemoryDeliveryLog
 
 KEY = ("telegram", "7")
 

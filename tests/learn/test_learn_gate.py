@@ -7,16 +7,16 @@ from dataclasses import replace
 
 import pytest
 
-from proxy.classifier.base import Classification, Outcome
-from proxy.classifier.keywords import KeywordClassifier
-from proxy.config.model import Agent, Channel, ChannelType, Config, RoutingSettings, Strategy
-from proxy.learn.gate import GateRules, is_unscored, predict
-from proxy.replay.cli import RECOMMENDED
-from proxy.routing.engine import NeedsClassification, conclude, decide
-from proxy.routing.envelope import Envelope, MessageKind
-from proxy.routing.explicit import AgentNames
-from proxy.routing.rules import build_rules
-from proxy.state.route import Route
+from stickyroute.classifier.base import Classification, Outcome
+from stickyroute.classifier.keywords import KeywordClassifier
+from stickyroute.config.model import Agent, Channel, ChannelType, Config, RoutingSettings, Strategy
+from stickyroute.learn.gate import GateRules, is_unscored, predict
+from stickyroute.replay.cli import RECOMMENDED
+from stickyroute.routing.engine import NeedsClassification, conclude, decide
+from stickyroute.routing.envelope import Envelope, MessageKind
+from stickyroute.routing.explicit import AgentNames
+from stickyroute.routing.rules import build_rules
+from stickyroute.state.route import Route
 
 AGENTS = ("a", "b", "c", "d")  # d is the channel default
 TEXT = "a message long enough to be scored"
@@ -93,8 +93,8 @@ def test_a_short_first_message_reaches_no_keyword_and_no_alias_so_no_pack_can_ro
     """README "Learning keywords": CLINC150's messages under 15 characters stay on the default."""
     import asyncio
 
-    from proxy.replay.corpus import Conversation, Turn
-    from proxy.replay.runner import play
+    from stickyroute.replay.corpus import Conversation, Turn
+    from stickyroute.replay.runner import play
 
     meta = Agent("meta", "http://127.0.0.1:9/x", aliases=("scrap",), keywords=("scrap", "cancel"))
     turns = ("scrap", "command cancel", "cancel that order now please")

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from proxy.learn.holdout import format_rows, measure, split_conversations
-from proxy.replay.cli import RECOMMENDED
-from proxy.replay.corpus import Conversation, Turn, load_agents, load_corpus
+from stickyroute.learn.holdout import format_rows, measure, split_conversations
+from stickyroute.replay.cli import RECOMMENDED
+from stickyroute.replay.corpus import Conversation, Turn, load_agents, load_corpus
 
 DATA = Path(__file__).parents[1] / "replay" / "data"
 

@@ -8,12 +8,12 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from proxy.learn.labels import from_corpus
-from proxy.learn.learner import LearnedPack, learn
-from proxy.learn.proposals import Seeds
-from proxy.learn.settings import LearnSettings
-from proxy.replay.cli import RECOMMENDED
-from proxy.replay.corpus import Conversation, Turn
+from stickyroute.learn.labels import from_corpus
+from stickyroute.learn.learner import LearnedPack, learn
+from stickyroute.learn.proposals import Seeds
+from stickyroute.learn.settings import LearnSettings
+from stickyroute.replay.cli import RECOMMENDED
+from stickyroute.replay.corpus import Conversation, Turn
 
 H, T = "hotel", "taxi"
 
@@ -86,7 +86,7 @@ def test_the_same_input_gives_byte_identical_packs_whatever_the_hash_seed(tmp_pa
     for seed in ("1", "2"):
         out = tmp_path / f"out{seed}"
         env = {**os.environ, "PYTHONHASHSEED": seed}
-        subprocess.run([sys.executable, "-m", "proxy.cli.main", "learn", str(corpus), "--agents", str(agents),
+        subprocess.run([sys.executable, "-m", "stickyroute.cli.main", "learn", str(corpus), "--agents", str(agents),
                         "--out", str(out)], check=True, env=env, capture_output=True, timeout=120)
         outputs.append({p.name: p.read_bytes() for p in sorted(out.iterdir())})
     assert outputs[0] == outputs[1]

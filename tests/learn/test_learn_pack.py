@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from proxy.cli.main import main
-from proxy.config import load_config, load_rule_pack
-from proxy.learn.labels import from_corpus
-from proxy.learn.learner import learn
-from proxy.learn.pack import render_pack, write_packs
-from proxy.replay.cli import RECOMMENDED
+from stickyroute.cli.main import main
+from stickyroute.config import load_config, load_rule_pack
+from stickyroute.learn.labels import from_corpus
+from stickyroute.learn.learner import learn
+from stickyroute.learn.pack import render_pack, write_packs
+from stickyroute.replay.cli import RECOMMENDED
 from tests.learn.test_learn_learner import CORPUS, SEEDS, SMALL, H, T
 
 CONFIG = """

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from proxy.learn.counts import TermCounts
-from proxy.learn.proposals import Seeds, propose, starting_weights
-from proxy.learn.scoring import TermScore
-from proxy.learn.selection import related_candidates
-from proxy.learn.settings import LearnSettings
-from proxy.learn.terms import sub_terms
+from stickyroute.learn.counts import TermCounts
+from stickyroute.learn.proposals import Seeds, propose, starting_weights
+from stickyroute.learn.scoring import TermScore
+from stickyroute.learn.selection import related_candidates
+from stickyroute.learn.settings import LearnSettings
+from stickyroute.learn.terms import sub_terms
 
 EMPTY = TermCounts({"hotel": 100, "taxi": 100}, {})
 

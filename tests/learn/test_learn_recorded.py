@@ -8,13 +8,13 @@ import httpx
 import pytest
 import respx
 
-from proxy.cli.main import main
-from proxy.clock import FakeClock
-from proxy.config import load_config
-from proxy.learn.labels import Evidence
-from proxy.learn.recorded import NoDecisions, labels_from_recording
-from proxy.replay.recorded import load_recording
-from proxy.replay.recording import Recorder
+from stickyroute.cli.main import main
+from stickyroute.clock import FakeClock
+from stickyroute.config import load_config
+from stickyroute.learn.labels import Evidence
+from stickyroute.learn.recorded import NoDecisions, labels_from_recording
+from stickyroute.replay.recorded import load_recording
+from stickyroute.replay.recording import Recorder
 from tests.proxy.harness import Proxy, telegram_text, upstream_set, write_config
 
 CHAT_URL = "https://api.groq.com/openai/v1/chat/completions"

@@ -6,9 +6,9 @@ import math
 
 import pytest
 
-from proxy.learn.counts import BACKGROUND, count_terms, observe
-from proxy.learn.labels import Evidence, LabelledConversation, LabelledMessage
-from proxy.learn.scoring import log_odds_z, score_for, score_terms
+from stickyroute.learn.counts import BACKGROUND, count_terms, observe
+from stickyroute.learn.labels import Evidence, LabelledConversation, LabelledMessage
+from stickyroute.learn.scoring import log_odds_z, score_for, score_terms
 
 C, B, X = Evidence.CREDIT, Evidence.BACKGROUND, Evidence.CONTEXT
 

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from proxy.learn.gate import GateRules
-from proxy.learn.selection import Candidate, GateCheck, ScoredMessage, related_candidates
-from proxy.learn.terms import sub_terms
-from proxy.replay.cli import RECOMMENDED
+from stickyroute.learn.gate import GateRules
+from stickyroute.learn.selection import Candidate, GateCheck, ScoredMessage, related_candidates
+from stickyroute.learn.terms import sub_terms
+from stickyroute.replay.cli import RECOMMENDED
 
 RULES = GateRules.from_settings(RECOMMENDED)
 CANDIDATES = [Candidate("guesthouse", "hotel", 3), Candidate("station", "taxi", 3), Candidate("the station", "taxi", 2)]

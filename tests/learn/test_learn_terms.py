@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from proxy.learn.stoplist import IDIOMS, idiom_terms, without_idioms
-from proxy.learn.terms import keyword_term, message_terms, sub_terms
-from proxy.routing.keywords import AgentKeywords, KeywordScorer
+from stickyroute.learn.stoplist import IDIOMS, idiom_terms, without_idioms
+from stickyroute.learn.terms import keyword_term, message_terms, sub_terms
+from stickyroute.routing.keywords import AgentKeywords, KeywordScorer
 from tests.routing.test_rules import IDIOMS as SHIPPED_IDIOM_SENTENCES
 
 

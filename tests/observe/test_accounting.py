@@ -13,11 +13,11 @@ import logging
 import pytest
 from prometheus_client import CollectorRegistry, generate_latest
 
-from proxy.classifier.base import Classification, Outcome
-from proxy.clock import FakeClock
-from proxy.config.model import Binding, ChannelType, Strategy
-from proxy.observe import Accounting
-from proxy.routing.engine import Decision
+from stickyroute.classifier.base import Classification, Outcome
+from stickyroute.clock import FakeClock
+from stickyroute.config.model import Binding, ChannelType, Strategy
+from stickyroute.observe import Accounting
+from stickyroute.routing.engine import Decision
 from tests.scenario import CHANNEL, T0, USER, Scenario, ScriptedClassifier, key, make_config, text
 
 HEUR = Strategy.STICKY_HEURISTIC

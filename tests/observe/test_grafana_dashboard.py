@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from proxy.clock import FakeClock
-from proxy.server.service import Service
+from stickyroute.clock import FakeClock
+from stickyroute.server.service import Service
 from tests.proxy.harness import write_config
 
 DASHBOARD = Path(__file__).resolve().parents[2] / "docs" / "grafana" / "stickyroute.json"

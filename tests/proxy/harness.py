@@ -20,9 +20,9 @@ from typing import Any
 
 import httpx
 
-from proxy.config import load_config
-from proxy.config.model import Config
-from proxy.server.service import Service
+from stickyroute.config import load_config
+from stickyroute.config.model import Config
+from stickyroute.server.service import Service
 from tests.upstreams import RecordingUpstream
 
 PAYLOADS = Path(__file__).resolve().parents[1] / "channels" / "payloads"

@@ -8,7 +8,7 @@ import logging
 
 import httpx
 
-from proxy.server.demo import demo_agent_app
+from stickyroute.server.demo import demo_agent_app
 
 
 async def test_a_normal_request_is_logged_at_info(caplog) -> None:

@@ -7,8 +7,8 @@ import asyncio
 import json
 import logging
 
-from proxy.channels.whatsapp_split import sign
-from proxy.config.model import UpstreamSettings
+from stickyroute.channels.whatsapp_split import sign
+from stickyroute.config.model import UpstreamSettings
 from tests.proxy.harness import Proxy, telegram_text, upstream_set, whatsapp_text, write_config
 
 

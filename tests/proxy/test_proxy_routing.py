@@ -8,7 +8,7 @@ import httpx
 import pytest
 import respx
 
-from proxy.clock import FakeClock
+from stickyroute.clock import FakeClock
 from tests.proxy.harness import Proxy, telegram_text, upstream_set, write_config
 
 CHAT_URL = "https://api.groq.com/openai/v1/chat/completions"

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from proxy.channels.whatsapp_split import sign
-from proxy.state.route import ConversationKey
+from stickyroute.channels.whatsapp_split import sign
+from stickyroute.state.route import ConversationKey
 from tests.proxy.harness import Proxy, payload, sha, upstream_set, whatsapp_text, write_config
 
 SECRET = "test-app-secret"

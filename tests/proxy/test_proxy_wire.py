@@ -10,9 +10,9 @@ from collections.abc import AsyncIterator, Iterator
 
 import httpx
 
-from proxy.config import load_config
-from proxy.config.model import UpstreamSettings
-from proxy.server.service import Service
+from stickyroute.config import load_config
+from stickyroute.config.model import UpstreamSettings
+from stickyroute.server.service import Service
 from tests.proxy.harness import sha, telegram_text, upstream_set, write_config
 from tests.upstreams import serve_app
 

@@ -11,7 +11,7 @@ import httpx
 import pytest
 from redis.asyncio import Redis
 
-from proxy.replay.corpus import load_agents
+from stickyroute.replay.corpus import load_agents
 from tests.proxy.harness import Proxy, telegram_text, upstream_set, write_config
 from tests.proxy.processes import HEADERS, ProxyProcess, RecordingAgent, write_replica_config
 from tests.proxy.test_replicas import AGENTS

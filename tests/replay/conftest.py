@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from proxy.config.model import Agent
-from proxy.replay.corpus import Conversation, load_agents, load_corpus
+from stickyroute.config.model import Agent
+from stickyroute.replay.corpus import Conversation, load_agents, load_corpus
 
 DATA = Path(__file__).parent / "data"
 

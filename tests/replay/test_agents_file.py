@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from proxy.errors import ConfigError
-from proxy.replay.agents_file import ExtraPacks, load_agents_file
+from stickyroute.errors import ConfigError
+from stickyroute.replay.agents_file import ExtraPacks, load_agents_file
 
 
 def write(path, text: str):

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from proxy.replay.corpus import OOS, load_agents, load_corpus
+from stickyroute.replay.corpus import OOS, load_agents, load_corpus
 
 CORPUS = Path(__file__).resolve().parents[2] / "eval" / "corpus"
 FILES = [("dev.jsonl", "agents.toml", 999, 7), ("dev_sgd.jsonl", "agents_sgd.toml", 1000, 12),

@@ -1,14 +1,14 @@
-"""`stickyroute explain` output (proxy/explain.py), exact lines."""
+"""`stickyroute explain` output (stickyroute/replay/explain.py), exact lines."""
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
 
-from proxy.config.model import RoutingSettings, Strategy
-from proxy.replay import explain as explain_module
-from proxy.replay.corpus import load_agents, replay_config
-from proxy.replay.explain import explain
+from stickyroute.config.model import RoutingSettings, Strategy
+from stickyroute.replay import explain as explain_module
+from stickyroute.replay.corpus import load_agents, replay_config
+from stickyroute.replay.explain import explain
 
 DATA = Path(__file__).parent / "data"
 
@@ -58,7 +58,7 @@ def test_current_agent_keywords_reset_the_counter() -> None:
 
 
 def test_first_message(capsys, monkeypatch) -> None:
-    monkeypatch.setattr("proxy.config.loader.load_config", lambda _path, **_kw: config())
+    monkeypatch.setattr("stickyroute.config.loader.load_config", lambda _path, **_kw: config())
     parser = argparse.ArgumentParser()
     explain_module.add_arguments(parser)
     assert explain_module.run(parser.parse_args(["--config", "c.toml", "--channel", "telegram",
@@ -74,7 +74,7 @@ def test_first_message(capsys, monkeypatch) -> None:
 
 
 def test_unknown_agent_is_an_error(capsys, monkeypatch) -> None:
-    monkeypatch.setattr("proxy.config.loader.load_config", lambda _path, **_kw: config())
+    monkeypatch.setattr("stickyroute.config.loader.load_config", lambda _path, **_kw: config())
     parser = argparse.ArgumentParser()
     explain_module.add_arguments(parser)
     assert explain_module.run(parser.parse_args(["--config", "c.toml", "--channel", "telegram", "--text", "x",

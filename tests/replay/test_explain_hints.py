@@ -8,9 +8,9 @@ from dataclasses import replace
 
 import pytest
 
-from proxy.config.model import AgentHints, RoutingSettings, Strategy
-from proxy.replay import explain as explain_module
-from proxy.replay.corpus import load_agents, replay_config
+from stickyroute.config.model import AgentHints, RoutingSettings, Strategy
+from stickyroute.replay import explain as explain_module
+from stickyroute.replay.corpus import load_agents, replay_config
 from tests.replay.test_explain import DATA
 
 TAXI = "Also book me a taxi to get there"
@@ -22,7 +22,7 @@ def config(**routing: object):
 
 
 def run(capsys, monkeypatch, *args: str, **routing: object) -> tuple[int, list[str], str]:
-    monkeypatch.setattr("proxy.config.loader.load_config", lambda _path, **_kw: config(**routing))
+    monkeypatch.setattr("stickyroute.config.loader.load_config", lambda _path, **_kw: config(**routing))
     parser = argparse.ArgumentParser()
     explain_module.add_arguments(parser)
     code = explain_module.run(parser.parse_args(["--config", "c.toml", "--channel", "telegram", *args]))

@@ -7,8 +7,8 @@ import argparse
 import logging
 from pathlib import Path
 
-from proxy.replay import cli as replay_cli
-from proxy.replay import explain as explain_module
+from stickyroute.replay import cli as replay_cli
+from stickyroute.replay import explain as explain_module
 
 WARNED = """
 [agents.support]

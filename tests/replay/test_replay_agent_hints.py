@@ -7,10 +7,10 @@ from dataclasses import replace
 
 import pytest
 
-from proxy.config.model import AgentHints
-from proxy.replay.cli import RECOMMENDED, parse_rates
-from proxy.replay.corpus import load_agents, load_corpus
-from proxy.replay.runner import evaluate
+from stickyroute.config.model import AgentHints
+from stickyroute.replay.cli import RECOMMENDED, parse_rates
+from stickyroute.replay.corpus import load_agents, load_corpus
+from stickyroute.replay.runner import evaluate
 
 CORPUS = "eval/corpus/dev.jsonl"
 AGENTS = "eval/corpus/agents.toml"

@@ -6,7 +6,7 @@ import argparse
 import json
 from pathlib import Path
 
-from proxy.replay.cli import add_arguments, run
+from stickyroute.replay.cli import add_arguments, run
 
 DATA = Path(__file__).parent / "data"
 
@@ -60,9 +60,9 @@ def test_table_format(capsys) -> None:
 
 
 def test_config_row_uses_the_configs_routing(capsys, monkeypatch) -> None:
-    from proxy.config.model import RoutingSettings, Strategy
-    from proxy.replay import cli as replay_cli
-    from proxy.replay.corpus import load_agents, replay_config
+    from stickyroute.config.model import RoutingSettings, Strategy
+    from stickyroute.replay import cli as replay_cli
+    from stickyroute.replay.corpus import load_agents, replay_config
 
     cfg = replay_config(load_agents(DATA / "hand_agents.toml"),
                         RoutingSettings(strategy=Strategy.STICKY_HEURISTIC, divergence_count=1))
@@ -75,7 +75,7 @@ def test_config_row_uses_the_configs_routing(capsys, monkeypatch) -> None:
 
 
 def test_sweep_prints_the_front_and_writes_the_plot(capsys, monkeypatch, tmp_path) -> None:
-    monkeypatch.setattr("proxy.replay.sweep.GRID", {"divergence_count": (1, 2), "sticky_bonus": (4, 20)})
+    monkeypatch.setattr("stickyroute.replay.sweep.GRID", {"divergence_count": (1, 2), "sticky_bonus": (4, 20)})
     plot = tmp_path / "s.png"
     assert invoke([str(DATA / "hand.jsonl"), "--agents", str(DATA / "hand_agents.toml"), "--sweep",
                    "--plot", str(plot)]) == 0
@@ -106,7 +106,7 @@ def test_missing_files_are_a_clear_error_not_a_traceback(capsys, tmp_path) -> No
 
 
 def test_sweep_takes_a_learned_pack_so_settings_and_keywords_are_chosen_together(tmp_path, capsys, monkeypatch) -> None:
-    from proxy.replay import sweep
+    from stickyroute.replay import sweep
 
     monkeypatch.setattr(sweep, "GRID", {"sticky_bonus": (4, 20)})
     packs = tmp_path / "learned"

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from proxy.config.model import RoutingSettings, Strategy
-from proxy.replay.corpus import load_agents, replay_config
-from proxy.replay.explain import explain
-from proxy.replay.runner import evaluate
+from stickyroute.config.model import RoutingSettings, Strategy
+from stickyroute.replay.corpus import load_agents, replay_config
+from stickyroute.replay.explain import explain
+from stickyroute.replay.runner import evaluate
 
 DATA = Path(__file__).parent / "data"
 BASE = RoutingSettings(strategy=Strategy.STICKY_HEURISTIC)

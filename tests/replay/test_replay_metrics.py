@@ -1,9 +1,9 @@
-"""Metrics and baselines on hand-computed conversations (proxy/replay/metrics.py)."""
+"""Metrics and baselines on hand-computed conversations (stickyroute/replay/metrics.py)."""
 
 from __future__ import annotations
 
-from proxy.replay.corpus import Turn
-from proxy.replay.metrics import Tally, classify_every, row, score_conversation, stay_first
+from stickyroute.replay.corpus import Turn
+from stickyroute.replay.metrics import Tally, classify_every, row, score_conversation, stay_first
 
 H, T, D = "hotel", "taxi", "default"
 
@@ -88,7 +88,7 @@ def test_classify_every_baseline_counts_non_short_turns(hand_corpus) -> None:
 
 
 def test_classify_every_short_boundary() -> None:
-    from proxy.replay.corpus import Conversation
+    from stickyroute.replay.corpus import Conversation
 
     conv = Conversation("c", (Turn("  " + "x" * 14 + "  ", H), Turn("x" * 15, H)))
     assert classify_every([conv], 15).calls == 1

@@ -7,12 +7,12 @@ import base64
 import json
 from pathlib import Path
 
-from proxy import channels
-from proxy.config.model import Agent, Channel, ChannelType, Config, RoutingSettings, Strategy
-from proxy.forwarding.inbound import Inbound
-from proxy.replay import cli as replay_cli
-from proxy.replay.offline import offline_router
-from proxy.replay.recorded import (
+from stickyroute import channels
+from stickyroute.config.model import Agent, Channel, ChannelType, Config, RoutingSettings, Strategy
+from stickyroute.forwarding.inbound import Inbound
+from stickyroute.replay import cli as replay_cli
+from stickyroute.replay.offline import offline_router
+from stickyroute.replay.recorded import (
     compare,
     format_changes,
     is_recording,
@@ -20,8 +20,8 @@ from proxy.replay.recorded import (
     read_recording,
     route_recording,
 )
-from proxy.replay.recording import Recorder, body_of
-from proxy.routing.engine import Decision
+from stickyroute.replay.recording import Recorder, body_of
+from stickyroute.routing.engine import Decision
 
 DATA = Path(__file__).parent / "data"
 URL = "http://127.0.0.1:9/unused"

@@ -5,13 +5,13 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
-from proxy.classifier.base import Candidate, ClassificationRequest, Outcome
-from proxy.classifier.groq import system_prompt
-from proxy.config.model import RoutingSettings, Strategy
-from proxy.replay.corpus import Turn
-from proxy.replay.judges import NoisyJudge, OracleJudge, TurnCursor
-from proxy.replay.metrics import row
-from proxy.replay.runner import evaluate, play
+from stickyroute.classifier.base import Candidate, ClassificationRequest, Outcome
+from stickyroute.classifier.groq import system_prompt
+from stickyroute.config.model import RoutingSettings, Strategy
+from stickyroute.replay.corpus import Turn
+from stickyroute.replay.judges import NoisyJudge, OracleJudge, TurnCursor
+from stickyroute.replay.metrics import row
+from stickyroute.replay.runner import evaluate, play
 
 SEED = RoutingSettings(strategy=Strategy.STICKY_HEURISTIC)
 REQUEST = ClassificationRequest("telegram", "anything at all", (Candidate("hotel"), Candidate("taxi")))

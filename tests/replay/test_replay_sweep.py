@@ -1,12 +1,12 @@
-"""Sweep grid, Pareto front and plot (proxy/replay/sweep.py)."""
+"""Sweep grid, Pareto front and plot (stickyroute/replay/sweep.py)."""
 
 from __future__ import annotations
 
 import io
 
-from proxy.config.model import RoutingSettings, Strategy
-from proxy.replay.metrics import Row
-from proxy.replay.sweep import grid_settings, pareto_front, plot, run_sweep
+from stickyroute.config.model import RoutingSettings, Strategy
+from stickyroute.replay.metrics import Row
+from stickyroute.replay.sweep import grid_settings, pareto_front, plot, run_sweep
 
 BASE = RoutingSettings(strategy=Strategy.STICKY_HEURISTIC)
 

@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from proxy.classifier.base import Classification, Outcome
-from proxy.config.model import Strategy
+from stickyroute.classifier.base import Classification, Outcome
+from stickyroute.config.model import Strategy
 from tests.scenario import (
     AGENTS,
     Answer,

@@ -1,13 +1,13 @@
-"""Decision values (proxy/routing/decision.py)."""
+"""Decision values (stickyroute/routing/decision.py)."""
 
 from __future__ import annotations
 
 import dataclasses
 import hashlib
 
-from proxy.classifier.base import Classification, Outcome
-from proxy.routing.decision import Conversation, Decision
-from proxy.state.route import ConversationKey, Route
+from stickyroute.classifier.base import Classification, Outcome
+from stickyroute.routing.decision import Conversation, Decision
+from stickyroute.state.route import ConversationKey, Route
 
 
 def test_about_sets_the_conversation_like_dataclasses_replace_and_keeps_every_other_field():

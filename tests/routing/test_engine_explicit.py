@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from proxy.config.model import ChannelType, Strategy
+from stickyroute.config.model import ChannelType, Strategy
 from tests.routing.engine_cases import ALL_STRATEGIES, HEUR, OFF, ONLY, TTL, run, seeded
 from tests.scenario import MIN, T0, Playbook, make_config
 

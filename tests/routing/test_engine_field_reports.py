@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from proxy.classifier.base import Classification, Outcome
-from proxy.config.model import Strategy
+from stickyroute.classifier.base import Classification, Outcome
+from stickyroute.config.model import Strategy
 from tests.routing.engine_cases import ALL_STRATEGIES, AUTO_STRATEGIES, ERROR, HEUR, OFF, run, seeded
 from tests.scenario import MIN, Answer, Playbook, ScriptedClassifier, agent, agents, make_config
 

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import pytest
 
-from proxy.config.model import Strategy
-from proxy.routing.engine import is_acknowledgement, is_short
-from proxy.routing.envelope import Envelope
-from proxy.routing.rules import build_rules
+from stickyroute.config.model import Strategy
+from stickyroute.routing.engine import is_acknowledgement, is_short
+from stickyroute.routing.envelope import Envelope
+from stickyroute.routing.rules import build_rules
 from tests.routing.engine_cases import ALL_STRATEGIES, AUTO_STRATEGIES, OFF, run, seeded
 from tests.scenario import MIN, T0, button, edit, make_config, photo, status
 

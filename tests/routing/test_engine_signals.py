@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from proxy.config.model import AgentHints, Strategy
-from proxy.routing.signals import HANDOFF, NOT_MINE, Ignored, Signal, SignalKind
-from proxy.state.route import Route
+from stickyroute.config.model import AgentHints, Strategy
+from stickyroute.routing.signals import HANDOFF, NOT_MINE, Ignored, Signal, SignalKind
+from stickyroute.state.route import Route
 from tests.routing.engine_cases import HEUR, LONG, OFF, ONLY, TTL
 from tests.scenario import MIN, T0, Playbook, ScriptedClassifier, agent, agents, make_config
 
@@ -129,7 +129,7 @@ async def test_confirm_hint_asks_the_classifier_on_the_next_non_short_message(
     [pytest.param("error", "classifier_error", id="error"), pytest.param("budget", "classifier_budget", id="budget")],
 )
 async def test_confirm_hint_with_the_classifier_unavailable_stays(answer: str, reason: str) -> None:
-    from proxy.classifier.base import Outcome
+    from stickyroute.classifier.base import Outcome
     outcome = Outcome.ERROR if answer == "error" else Outcome.BUDGET
     sc = book(HEUR, answers=outcome, agent_hints=AgentHints.CONFIRM)
     sc.signal(hint())

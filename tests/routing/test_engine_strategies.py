@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from proxy.config.model import Strategy
+from stickyroute.config.model import Strategy
 from tests.routing.engine_cases import AUTO_STRATEGIES, BUDGET, ERROR, INVALID, LONG, OFF, ONLY, OPEN, TTL, run
 from tests.scenario import AGENTS, MIN, T0, TTL_S, Answer
 

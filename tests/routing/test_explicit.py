@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from proxy.routing.explicit import AgentNames, ExplicitKind, ExplicitSwitch, parse_explicit
+from stickyroute.routing.explicit import AgentNames, ExplicitKind, ExplicitSwitch, parse_explicit
 from tests.scenario import AGENTS
 
 NAMES = AgentNames((a.name, a.aliases) for a in AGENTS.values())

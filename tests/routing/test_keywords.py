@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from proxy.routing.keywords import _WORD, AgentKeywords, KeywordScorer, top_agent, words
+from stickyroute.routing.keywords import _WORD, AgentKeywords, KeywordScorer, top_agent, words
 
 OPS = AgentKeywords("ops", keywords=("deploy", "k8s", "stack trace", "check in"), weak_keywords=("server", "logs"))
 CAFE = AgentKeywords("cafe", keywords=("café", "straße"), weak_keywords=("api",))

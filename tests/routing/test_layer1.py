@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from proxy.config.model import Binding, Channel, ChannelType, ThreadRoute
-from proxy.routing.envelope import Envelope, MessageKind
-from proxy.routing.layer1 import Layer1, Resolution
+from stickyroute.config.model import Binding, Channel, ChannelType, ThreadRoute
+from stickyroute.routing.envelope import Envelope, MessageKind
+from stickyroute.routing.layer1 import Layer1, Resolution
 
 GROUP = "-1001000000001"
 CHANNEL = Channel(

@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from proxy.channels import telegram, whatsapp
-from proxy.classifier.base import Outcome
-from proxy.config.model import Binding, ChannelType, Strategy, ThreadRoute
-from proxy.routing.envelope import Envelope, MessageKind
+from stickyroute.channels import telegram, whatsapp
+from stickyroute.classifier.base import Outcome
+from stickyroute.config.model import Binding, ChannelType, Strategy, ThreadRoute
+from stickyroute.routing.envelope import Envelope, MessageKind
 from tests.scenario import (
     CHANNEL,
     GROUP,

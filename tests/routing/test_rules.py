@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from proxy.config import RulePack, load_rule_pack
-from proxy.routing.keywords import AgentKeywords, KeywordScorer
+from stickyroute.config import RulePack, load_rule_pack
+from stickyroute.routing.keywords import AgentKeywords, KeywordScorer
 
 RULES = Path(__file__).resolve().parents[2] / "rules"
 PACKS = ("billing", "coder", "debugger", "devops", "researcher", "sales", "support", "travel",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from proxy.server.demo import _text_of, demo_agent_app
+from stickyroute.server.demo import _text_of, demo_agent_app
 from tests.upstreams import serve_app
 
 DEEP = b'{"a":' * 100_000 + b"1" + b"}" * 100_000

@@ -1,10 +1,10 @@
-"""The log line format of the running proxy (proxy/server/logs.py)."""
+"""The log line format of the running proxy (stickyroute/server/logs.py)."""
 
 from __future__ import annotations
 
 import logging
 
-from proxy.server.logs import FORMAT, SecondFormatter
+from stickyroute.server.logs import FORMAT, SecondFormatter
 
 
 def _record(created: float, message: str = "hello") -> logging.LogRecord:

@@ -11,10 +11,10 @@ a branch to the two factories: the contract tests run on it unchanged.
 
 from __future__ import annotations
 
-from proxy.state.base import ConversationLimits, ConversationState, DeliveryLog
-from proxy.state.budget import MemorySwitchBudget, SwitchBudget
-from proxy.state.memory import MemoryConversationState, MemoryDeliveryLog
-from proxy.state.redis import RedisConversationState, RedisDeliveryLog, RedisStore, RedisSwitchBudget
+from stickyroute.state.base import ConversationLimits, ConversationState, DeliveryLog
+from stickyroute.state.budget import MemorySwitchBudget, SwitchBudget
+from stickyroute.state.memory import MemoryConversationState, MemoryDeliveryLog
+from stickyroute.state.redis import RedisConversationState, RedisDeliveryLog, RedisStore, RedisSwitchBudget
 from tests.redis_server import flush_prefix, private_prefix, require_redis
 
 T0 = 1_700_000_000.0

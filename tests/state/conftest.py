@@ -6,8 +6,8 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from proxy.state.base import ConversationState, DeliveryLog
-from proxy.state.budget import SwitchBudget
+from stickyroute.state.base import ConversationState, DeliveryLog
+from stickyroute.state.budget import SwitchBudget
 from tests.state.backends import BACKENDS, make_conversations, make_deliveries, make_switches
 
 

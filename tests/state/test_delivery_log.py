@@ -7,8 +7,8 @@ import asyncio
 
 import pytest
 
-from proxy.reply import Reply
-from proxy.state.base import Claim, ClaimState, DecisionMemo, DeliveryLog
+from stickyroute.reply import Reply
+from stickyroute.state.base import Claim, ClaimState, DecisionMemo, DeliveryLog
 from tests.state.backends import DELIVERY_TTL_S, T0
 
 TG, WA = "telegram", "whatsapp"

@@ -10,14 +10,14 @@ from collections.abc import AsyncIterator
 import pytest
 from prometheus_client import CollectorRegistry
 
-from proxy.reply import Reply
-from proxy.state.base import ClaimState, ConversationLimits, StateUnavailable
-from proxy.state.budget import MemoryBudget
-from proxy.state.fallback import FallbackBudget, FallbackConversationState, FallbackDeliveryLog
-from proxy.state.health import BackendHealth
-from proxy.state.memory import MemoryConversationState, MemoryDeliveryLog
-from proxy.state.redis import RedisBudget, RedisConversationState, RedisDeliveryLog, RedisStore
-from proxy.state.route import ConversationKey, Route
+from stickyroute.reply import Reply
+from stickyroute.state.base import ClaimState, ConversationLimits, StateUnavailable
+from stickyroute.state.budget import MemoryBudget
+from stickyroute.state.fallback import FallbackBudget, FallbackConversationState, FallbackDeliveryLog
+from stickyroute.state.health import BackendHealth
+from stickyroute.state.memory import MemoryConversationState, MemoryDeliveryLog
+from stickyroute.state.redis import RedisBudget, RedisConversationState, RedisDeliveryLog, RedisStore
+from stickyroute.state.route import ConversationKey, Route
 from tests.redis_server import OwnRedis
 
 T0 = 1_700_000_000.0

@@ -15,12 +15,12 @@ import redis.exceptions
 from redis.asyncio import Redis
 from redis.crc import key_slot
 
-from proxy.reply import Reply
-from proxy.state.base import Claim, ClaimState, ConversationLimits, DecisionMemo, StateUnavailable
-from proxy.state.budget import TokenBucket
-from proxy.state.redis import KeyLayout, RedisBudget, RedisConversationState, RedisDeliveryLog, RedisStore
-from proxy.state.redis.client import FOREIGN_ERRORS, translate
-from proxy.state.route import ConversationKey, Route
+from stickyroute.reply import Reply
+from stickyroute.state.base import Claim, ClaimState, ConversationLimits, DecisionMemo, StateUnavailable
+from stickyroute.state.budget import TokenBucket
+from stickyroute.state.redis import KeyLayout, RedisBudget, RedisConversationState, RedisDeliveryLog, RedisStore
+from stickyroute.state.redis.client import FOREIGN_ERRORS, translate
+from stickyroute.state.route import ConversationKey, Route
 from tests.redis_server import flush_prefix, private_prefix, require_redis
 
 T0 = 1_700_000_000.0
@@ -214,7 +214,7 @@ async def test_a_redis_that_does_not_answer_fails_within_the_op_timeout() -> Non
 def test_commands_are_packed_in_c_to_the_bytes_redis_py_would_send(args: tuple[object, ...]) -> None:
     from redis.asyncio.connection import Connection
 
-    from proxy.state.redis.client import _TcpConnection
+    from stickyroute.state.redis.client import _TcpConnection
 
     assert _TcpConnection().pack_command(*args) == [b"".join(Connection().pack_command(*args))]
 

@@ -1,5 +1,0 @@
-"""`stickyroute` command line: `main` dispatches to one module per command."""
-
-from proxy.cli.main import main
-
-__all__ = ["main"]

@@ -1,0 +1,47 @@
+"""The agent API (issue #12): agents that answer asynchronously send their hints and handoffs.
+
+    POST /v1/hints   Authorization: Bearer <the agent's [agents.NAME] token>
+                     {"conversation": "<X-Stickyroute-Conversation>", "hint": "not-mine" | "handoff",
+                      "agent": "<suggested or target agent>"}
+
+Authenticated by agent tokens, not the admin token (`stickyroute.admin.auth.OPEN_PATHS` lets it
+through); the answers are `stickyroute.hints.service.AgentSignals.from_api`'s.
+"""
+
+from __future__ import annotations
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+from stickyroute.admin.endpoint import Endpoint
+from stickyroute.admin.ports import AdminOps
+
+__all__ = ["ENDPOINTS", "HINTS_PATH"]
+
+HINTS_PATH = "/v1/hints"
+
+
+async def post_hint(ops: AdminOps, request: Request) -> Response:
+    status, answer = await ops.agent_hint(request.headers.get("authorization"), await request.body())
+    return JSONResponse(answer, status_code=status)
+
+
+ENDPOINTS = (
+    Endpoint("POST", HINTS_PATH, post_hint,
+             "An agent's hint (not-mine) or handoff for the conversation of a token it was forwarded "
+             "(Authorization: Bearer <the agent's token>, not the admin token)", auth=False,
+             body={"type": "object", "required": ["conversation", "hint"], "additionalProperties": False,
+                   "properties": {
+                       "conversation": {"type": "string",
+                                        "description": "the X-Stickyroute-Conversation header of the forwarded "
+                                                       "request"},
+                       "hint": {"type": "string", "enum": ["not-mine", "handoff"]},
+                       "agent": {"type": "string",
+                                 "description": "not-mine: the suggested agent (optional); handoff: the agent "
+                                                "that takes over (required)"}}},
+             responses={200: "{accepted: true, agent, pending} or {accepted: false, reason} (valid but ignored)",
+                        401: "a missing or unknown agent token", 403: "the token's agent is not the conversation's "
+                        "current agent", 404: "an expired, forged or malformed conversation token, or no live route",
+                        422: "a bad body (`field: reason`)", 429: "over [hints] rate_per_s for this agent"},
+             tag="agents"),
+)

@@ -1,0 +1,104 @@
+"""The channel protocol: what the dispatcher asks of a platform, and nothing platform-specific.
+
+    handshake(channel, method, query) -> Reply | None   a subscription check answered by the proxy
+    authenticate(channel, request) -> bool              the platform's secret / signature holds
+    parse(body, headers, channel) -> envelopes          1..n routable items, body order
+    delivery_ids(envelopes, body) -> ids                one redelivery key per envelope
+    split(channel, body, parts) -> {agent: BodyPart}    one body per agent (batch platforms)
+    agent_list(envelope, agents, current) -> Reply|None `/agent` alone answered by the proxy
+
+Every method is pure (no I/O, no clock). `parse` raises `UnparsedUpdate` for a body it cannot
+read (the dispatcher forwards it unchanged to the default agent); `split` raises `SplitError`
+when the body cannot be split (the dispatcher forwards it whole to the default agent).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from stickyroute.config.model import Agent, Channel, ChannelType
+from stickyroute.errors import StickyrouteError
+from stickyroute.reply import RawHeaders, Reply
+from stickyroute.routing.envelope import Envelope
+
+ItemPath = tuple[int | str, ...]
+"""Where an item sits inside a batch body (`Envelope.item_path`); `()` for a one-item body."""
+
+
+class SplitError(StickyrouteError, ValueError):
+    """A batch body cannot be split into per-agent bodies (unknown item, too deep...)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """What authentication may look at: method, raw query (no `?`), raw headers, body bytes."""
+
+    method: str
+    query: bytes
+    headers: RawHeaders
+    body: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class BodyPart:
+    """One agent's part of a split batch: its body and the headers that change with it.
+
+    `drop` names (lower-case bytes) inbound headers not to forward with this part (the
+    original signature); `add` are appended (the part's own signature).
+    """
+
+    body: bytes
+    drop: frozenset[bytes] = frozenset()
+    add: RawHeaders = field(default_factory=list)
+
+
+class ChannelAdapter(Protocol):
+    """One platform's rules, behind one registry keyed by `ChannelType` (proxy.channels)."""
+
+    type: ChannelType
+    lists_agents: bool
+    """The proxy can answer `/agent` alone itself (see `agent_list`)."""
+
+    def handshake(self, channel: Channel, method: str, query: bytes) -> Reply | None:
+        """The proxy's own answer to a platform verification request, or None (not one)."""
+        ...
+
+    def authenticate(self, channel: Channel, request: Request) -> bool:
+        """True when the request carries the channel's secret or a valid signature (or when the
+        channel configures none)."""
+        ...
+
+    def parse(self, body: bytes, headers: RawHeaders, channel: str) -> tuple[Envelope, ...]:
+        """The envelopes of one webhook body, in body order; UnparsedUpdate for a bad body."""
+        ...
+
+    def delivery_ids(self, envelopes: Sequence[Envelope], body: bytes) -> list[str]:
+        """One redelivery key per envelope, in order (see `ids_or_positions`)."""
+        ...
+
+    def split(self, channel: Channel, body: bytes, parts: Mapping[str, Sequence[ItemPath]]) -> dict[str, BodyPart]:
+        """One body per agent holding only that agent's items; SplitError when impossible."""
+        ...
+
+    def agent_list(self, envelope: Envelope, agents: Sequence[Agent], current: str) -> Reply | None:
+        """The proxy's answer to `/agent` alone (every agent, `current` marked), or None to
+        forward it to the current agent."""
+        ...
+
+
+def ids_or_positions(envelopes: Sequence[Envelope], body: bytes) -> list[str]:
+    """Each envelope's delivery id, or for an item without one (an account event) its place in
+    this exact body (`<16 hex of SHA-256(body)>:<item path>`), so a retried POST finds it."""
+    digest: str | None = None
+    keys = []
+    for envelope in envelopes:
+        if envelope.delivery_id is not None:
+            keys.append(envelope.delivery_id)
+            continue
+        if digest is None:
+            digest = hashlib.sha256(body).hexdigest()[:16]
+        keys.append(f"{digest}:{'/'.join(map(str, envelope.item_path))}")
+    return keys

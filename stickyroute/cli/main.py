@@ -1,0 +1,125 @@
+"""`stickyroute` command line: one argparse subcommand per entry of `_COMMANDS`.
+
+    stickyroute check PATH        validate a config: exit 0 (warnings allowed) or 2 (errors)
+    stickyroute serve|stats|replay|explain|learn ...   implemented in their own modules (see below)
+
+A command is a pair `(add_arguments(parser), run(args) -> exit code)`. Commands implemented
+elsewhere live in `_MODULES`: the module (e.g. `stickyroute/cli/serve.py`) defines
+`add_<name>_arguments(parser: argparse.ArgumentParser) -> None` and
+`run_<name>(args: argparse.Namespace) -> int` (or plain `add_arguments` / `run` when it holds
+one command). Modules are imported only when the command line is built.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Callable, Sequence
+
+from stickyroute import __version__
+from stickyroute.config import check_config
+from stickyroute.errors import ConfigProblem
+
+AddArguments = Callable[[argparse.ArgumentParser], None]
+Run = Callable[[argparse.Namespace], int]
+
+EXIT_OK = 0
+EXIT_INVALID = 2
+
+
+def _add_check_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("path", metavar="PATH", help="config file to validate (TOML)")
+
+
+def _run_check(args: argparse.Namespace) -> int:
+    """Print every problem as `file: dotted.key: what is wrong` (warnings prefixed).
+
+    Errors first, then warnings, then a summary line. Exit 0 when there is no error, else 2.
+    With `[state] backend = "redis"`, a Redis that does not answer is a warning (`state.url`)
+    with the exact error: the proxy would start on its memory fallback.
+    """
+    config, problems = check_config(args.path)
+    if config is not None and config.state.shared and not [p for p in problems if not p.warning]:
+        from stickyroute.state.build import probe
+
+        unreachable = probe(config.state)
+        if unreachable is not None:
+            problems.append(ConfigProblem(config.path, "state.url", unreachable, warning=True))
+    errors = [p for p in problems if not p.warning]
+    warnings = [p for p in problems if p.warning]
+    for problem in errors:
+        print(problem)
+    for problem in warnings:
+        print(f"warning: {problem}")
+    if config is None or errors:
+        print(f"invalid: {_count(len(errors), 'error')}, {_count(len(warnings), 'warning')}")
+        return EXIT_INVALID
+    print(f"ok: {_count(len(config.agents), 'agent')}, {_count(len(config.channels), 'channel')}")
+    return EXIT_OK
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
+_COMMANDS: dict[str, tuple[AddArguments, Run]] = {
+    "check": (_add_check_arguments, _run_check),
+}
+"""Commands implemented in this module."""
+
+_MODULES: dict[str, str] = {
+    "serve": "stickyroute.cli.serve",  # serve --config PATH [--host H] [--port P] [--record FILE]
+    "stats": "stickyroute.cli.serve",  # stats: the admin listener's GET /stats
+    "replay": "stickyroute.replay.cli",  # replay CORPUS.jsonl --agents ... | replay FILE --config NEW
+    "explain": "stickyroute.replay.explain",  # explain --config C --channel telegram --text "..."
+    "learn": "stickyroute.cli.learn",  # learn CORPUS.jsonl --agents A --out DIR | learn RECORDED.jsonl --out DIR
+}
+"""Commands implemented in other modules: name -> module defining its add/run functions."""
+
+_HELP = {
+    "check": "validate a config file",
+    "serve": "run the proxy",
+    "stats": "print classifier and routing statistics",
+    "replay": "replay a corpus or recorded traffic through the router",
+    "explain": "explain one routing decision",
+    "learn": "learn keyword rule packs from a labelled corpus or recorded traffic",
+}
+
+
+def _command(name: str) -> tuple[AddArguments, Run]:
+    """The (add_arguments, run) pair of `name`: defined here or in its module."""
+    if name in _COMMANDS:
+        return _COMMANDS[name]
+    module = importlib.import_module(_MODULES[name])
+    add_arguments = getattr(module, f"add_{name}_arguments", None) or module.add_arguments
+    run = getattr(module, f"run_{name}", None) or module.run
+    return add_arguments, run
+
+
+def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Run]]:
+    """The top-level parser and each subcommand's run function."""
+    parser = argparse.ArgumentParser(
+        prog="stickyroute",
+        description="Chat-webhook reverse proxy that routes each conversation to the right agent.",
+    )
+    parser.add_argument("--version", action="version", version=f"stickyroute {__version__}")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    runs: dict[str, Run] = {}
+    for name in [*_COMMANDS, *(n for n in _MODULES if n not in _COMMANDS)]:
+        add_arguments, run = _command(name)
+        sub = subparsers.add_parser(name, help=_HELP.get(name), description=_HELP.get(name))
+        add_arguments(sub)
+        runs[name] = run
+    return parser, runs
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the `stickyroute` console script; returns the exit code."""
+    parser, runs = build_parser()
+    args = parser.parse_args(argv)
+    return runs[args.command](args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

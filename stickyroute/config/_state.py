@@ -1,0 +1,90 @@
+"""`[state]`: the state backend (memory | redis), its URL, key prefix and per-operation timeout.
+
+    [state]
+    backend = "redis"
+    url = "${REDIS_URL}"            # redis://[user:password@]host[:port][/db], rediss://..., unix:///path
+    key_prefix = "stickyroute:"
+    op_timeout_ms = 50
+    delivery_ttl_hours = 24         # answered deliveries remembered (both backends)
+    delivery_log_max_bytes = 67108864   # memory backend: stored answers' total size bound
+
+Only the shape is checked here (scheme, host, port, database number, prefix); whether Redis
+answers is `stickyroute check`'s warning and, at startup, a logged warning: never an error.
+"""
+
+from __future__ import annotations
+
+from dataclasses import fields
+from urllib.parse import urlsplit
+
+from stickyroute.config._reader import Table
+from stickyroute.config.model import STATE_BACKENDS, StateSettings
+
+SCHEMES = ("redis", "rediss", "unix")
+_PORT_MAX = 65535
+
+
+def url_problem(url: str) -> str | None:
+    """What is wrong with a Redis URL (the password never shown), or None."""
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError as exc:
+        return f"not a valid URL ({exc})"
+    if parts.scheme not in SCHEMES:
+        return f"expected a redis://, rediss:// or unix:// URL, got scheme {parts.scheme or '(none)'!r}"
+    if parts.scheme == "unix":
+        return None if parts.path else "a unix:// URL needs the socket path (unix:///run/redis.sock)"
+    if not parts.hostname:
+        return "the URL has no host (redis://host:6379/0)"
+    if port is not None and not 0 < port <= _PORT_MAX:
+        return f"port must be between 1 and {_PORT_MAX}"
+    db = parts.path.strip("/")
+    if db and not db.isdigit():
+        return f"the database after the host must be a number (/0), got /{db}"
+    return None
+
+
+def prefix_problem(prefix: str) -> str | None:
+    """What is wrong with a key prefix, or None: braces would take the place of the hash tag
+    (Redis Cluster hashes the first {...} of a key), whitespace makes keys hard to type."""
+    if "{" in prefix or "}" in prefix:
+        return "must not contain { or } (Redis Cluster hash tags are the first {...} of a key)"
+    if any(c.isspace() for c in prefix):
+        return "must not contain whitespace"
+    return None
+
+
+def read_state(table: Table | None) -> StateSettings:
+    """`[state]` (defaults when absent)."""
+    if table is None:
+        return StateSettings()
+    table.reject_unknown(f.name for f in fields(StateSettings))
+    values: dict[str, object] = {}
+    backend = table.choice("backend", STATE_BACKENDS)
+    if backend is not None:
+        values["backend"] = backend
+    url = table.string("url")
+    if url is not None:
+        problem = url_problem(url)
+        if problem is None:
+            values["url"] = url
+        else:
+            table.error("url", problem)
+    prefix = table.string("key_prefix", allow_empty=True)
+    if prefix is not None:
+        problem = prefix_problem(prefix)
+        if problem is None:
+            values["key_prefix"] = prefix
+        else:
+            table.error("key_prefix", problem)
+    op_timeout_ms = table.number("op_timeout_ms", positive=True)
+    if op_timeout_ms is not None:
+        values["op_timeout_ms"] = op_timeout_ms
+    ttl_hours = table.number("delivery_ttl_hours", positive=True)
+    if ttl_hours is not None:
+        values["delivery_ttl_hours"] = ttl_hours
+    max_bytes = table.integer("delivery_log_max_bytes", minimum=1)
+    if max_bytes is not None:
+        values["delivery_log_max_bytes"] = max_bytes
+    return StateSettings(**values)  # type: ignore[arg-type]

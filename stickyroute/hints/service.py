@@ -1,0 +1,155 @@
+"""AgentSignals: where agent hints and handoffs enter (issue #12), one per running config.
+
+    request_headers(channel, agent, conversation, now)   X-Stickyroute-Conversation for the forward
+    await from_reply(channel, agent, conversation, reply, now) -> the reply without signal headers
+    await from_api(authorization, body, now) -> (status, JSON answer)     POST /v1/hints
+
+Only agents with a `token` get a conversation token (only they can call the API). Every signal
+is applied through `Router.signal` (the pure `routing.signals.apply_signal`); one that changes
+nothing is logged with why (`stickyroute.hints`), one that is accepted too. The API answers:
+
+    200  {"accepted": true, ...} or {"accepted": false, "reason": "..."} (valid, but ignored)
+    401  a missing or unknown agent token          403  the token's agent is not the conversation's
+    404  an expired, forged or malformed token     422  a bad body          429  over `rate_per_s`
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import logging
+from typing import Any
+
+from stickyroute.config.model import Agent, Config
+from stickyroute.hints.ratelimit import AgentRateLimit
+from stickyroute.hints.reply import take_signals
+from stickyroute.hints.token import ConversationTokens, TokenRejected
+from stickyroute.reply import RawHeaders, Reply
+from stickyroute.routing.decision import Conversation
+from stickyroute.routing.router import Router
+from stickyroute.routing.signals import Ignored, Signal, SignalKind
+
+__all__ = ["CONVERSATION_HEADER", "AgentSignals"]
+
+log = logging.getLogger("stickyroute.hints")
+CONVERSATION_HEADER = b"x-stickyroute-conversation"
+Json = dict[str, Any]
+_KINDS = {k.value: k for k in SignalKind}
+_BODY_KEYS = ("conversation", "hint", "agent")
+
+
+class AgentSignals:
+    """Agent signals of one config (see the module docstring); `tokens` may outlive a reload."""
+
+    def __init__(self, config: Config, router: Router, tokens: ConversationTokens | None = None) -> None:
+        self.router = router
+        self.tokens = tokens if tokens is not None else ConversationTokens(config.hints.secret)
+        self.limit = AgentRateLimit(config.hints.rate_per_s)
+        self._ttl_s = {name: ch.routing.ttl_s for name, ch in config.channels.items()}
+        self._callers = tuple((a.token.encode("utf-8", "surrogatepass"), a.name) for a in config.agents.values()
+                              if a.token)
+
+    def request_headers(self, channel: str, agent: Agent, conversation: Conversation | None,
+                        now: float) -> RawHeaders:
+        """`X-Stickyroute-Conversation` for a forward to `agent` (none for an agent without a
+        token, or a request with no Layer-2 route)."""
+        if agent.token is None or conversation is None or conversation.version is None:
+            return []
+        token = self.tokens.mint(channel, conversation.key.digest(), conversation.version,
+                                 now + self._ttl_s[channel])
+        return [(CONVERSATION_HEADER, token.encode("ascii"))]
+
+    async def from_reply(self, channel: str, agent: str, conversation: Conversation | None, reply: Reply,
+                         now: float) -> Reply:
+        """`reply` without its signal headers, after applying the signals `agent` gave in it."""
+        relayed, signals, problems = take_signals(reply, agent)
+        for problem in problems:
+            log.warning("agent %s on %s: %s: ignored", agent, channel, problem)
+        for signal in signals:
+            if conversation is None or conversation.version is None:
+                why = "no Layer-2 route (routed by Layer 1, or no sender)" if conversation is None else "no live route"
+                self._log(channel, None, signal, Ignored(why))
+                continue
+            digest = conversation.key.digest()
+            self._log(channel, digest, signal, await self.router.signal(channel, digest, conversation.version,
+                                                                        signal, now))
+        return relayed
+
+    async def from_api(self, authorization: str | None, body: bytes, now: float) -> tuple[int, Json]:
+        """Answer `POST /v1/hints` (see the module docstring)."""
+        caller = self._caller(authorization)
+        if caller is None:
+            return 401, _error("unauthorized", "send Authorization: Bearer <token> with the agent's [agents.NAME] "
+                                               "token")
+        if not self.limit.take(caller, now):
+            return 429, _error("too many requests", f"agent {caller}: over {self.limit.rate_per_s:g} hints per "
+                                                    "second ([hints] rate_per_s)")
+        parsed = _parse(body)
+        if isinstance(parsed, str):
+            return 422, _error("unprocessable", parsed)
+        token, kind, target = parsed
+        try:
+            claims = self.tokens.read(token, now)
+        except TokenRejected as exc:
+            return 404, _error("not found", f"conversation: {exc.reason} token")
+        if claims.channel not in self._ttl_s:
+            return 404, _error("not found", f"conversation: channel {claims.channel} is not in the running config")
+        route = await self.router.state.find(claims.channel, claims.digest, now)
+        if route is None:
+            return 404, _error("not found", "conversation: no live route")
+        if route.agent != caller:
+            return 403, _error("forbidden", f"agent {caller} is not the conversation's current agent")
+        signal = Signal(kind, caller, target)
+        result = await self.router.signal(claims.channel, claims.digest, claims.version, signal, now)
+        self._log(claims.channel, claims.digest, signal, result)
+        if isinstance(result, Ignored):
+            return 200, {"accepted": False, "reason": result.why}
+        return 200, {"accepted": True, "agent": result.agent, "pending": result.hint}
+
+    def _caller(self, authorization: str | None) -> str | None:
+        scheme, _sep, credentials = (authorization or "").partition(" ")
+        given = credentials.strip().encode("utf-8", "surrogatepass")
+        if scheme.lower() != "bearer" or not given:
+            return None
+        found = None
+        for token, name in self._callers:  # every one compared: constant time in the match
+            if hmac.compare_digest(given, token):
+                found = name
+        return found
+
+    @staticmethod
+    def _log(channel: str, digest: str | None, signal: Signal, result: object) -> None:
+        where = f"conversation {digest[:12]}" if digest else "a conversation"
+        what = f"{signal.kind.value}{' ' + signal.target if signal.target else ''} from {signal.sender}"
+        if isinstance(result, Ignored):
+            log.info("agent signal on %s, %s: %s ignored: %s", channel, where, what, result.why)
+        else:
+            log.info("agent signal on %s, %s: %s accepted", channel, where, what)
+
+
+def _error(error: str, detail: str) -> Json:
+    return {"error": error, "detail": detail}
+
+
+def _parse(body: bytes) -> tuple[str, SignalKind, str | None] | str:
+    """(token, kind, agent) from the JSON body, or what is wrong (`field: reason`)."""
+    try:
+        data = json.loads(body) if body.strip() else None
+    except ValueError as exc:
+        return f"body: not JSON ({exc})"
+    if not isinstance(data, dict):
+        return "body: expected a JSON object"
+    unknown = [key for key in data if key not in _BODY_KEYS]
+    if unknown:
+        return f"{unknown[0]}: unknown key (expected {', '.join(_BODY_KEYS)})"
+    token, hint, agent = data.get("conversation"), data.get("hint"), data.get("agent")
+    if not isinstance(token, str) or not token:
+        return "conversation: expected the X-Stickyroute-Conversation token (a non-empty string)"
+    if hint not in _KINDS:
+        return f"hint: expected one of not-mine, handoff, got {json.dumps(hint)}"
+    if agent is not None and (not isinstance(agent, str) or not agent.strip()):
+        return f"agent: expected an agent name, got {json.dumps(agent)}"
+    kind = _KINDS[hint]
+    if kind is SignalKind.HANDOFF and agent is None:
+        return "agent: is required with hint handoff"
+    return token, kind, agent.strip() if agent else None

@@ -1,0 +1,96 @@
+"""The keyword gate's decision on one message, from its keyword scores alone (no I/O, no text).
+
+`predict(scores, current, rules)` is what `stickyroute.routing.engine` decides for a text message that
+is neither short, an acknowledgement nor an explicit command, when the classifier is the
+offline keyword classifier (`stickyroute.classifier.keywords`), with the route's divergence counter at
+0 (each message is judged from the route its previous message should have had):
+
+- first message (`current` None): the unique top scorer at or above `confidence_threshold`,
+  else the default (the keyword classifier answers none);
+- `sticky_heuristic`, route on `current`: effective scores add `sticky_bonus` to `current`; a
+  unique effective top X != current with raw >= threshold switches by keywords when it leads by
+  `keyword_switch_margin`, else asks the classifier when `divergence_count` is 1 (or the early
+  confirm margin is met); `contest_confirm` asks it on a tie with the bonus; the classifier's
+  unique raw top scorer (>= threshold) other than `current` is switched to, anything else stays;
+- other strategies: a live route stays.
+
+tests/learn/test_gate.py checks `predict` against the engine itself on a table of cases.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from stickyroute.config.model import RoutingSettings, Strategy
+from stickyroute.routing.engine import is_acknowledgement, is_short
+from stickyroute.routing.explicit import AgentNames, ExplicitKind, parse_explicit
+from stickyroute.routing.keywords import top_agent
+
+
+@dataclass(frozen=True, slots=True)
+class GateRules:
+    """The routing knobs `predict` reads (keyword points; see `RoutingSettings`)."""
+
+    strategy: Strategy
+    confidence_threshold: int
+    sticky_bonus: int
+    divergence_count: int
+    keyword_switch_margin: int | None
+    early_confirm_margin: int | None
+    contest_confirm: bool
+    strong_weight: int
+    weak_weight: int
+    short_message_chars: int
+    acknowledgements: frozenset[str]
+
+    @classmethod
+    def from_settings(cls, settings: RoutingSettings) -> GateRules:
+        return cls(settings.strategy, settings.confidence_threshold, settings.sticky_bonus,
+                   settings.divergence_count, settings.keyword_switch_margin, settings.early_confirm_margin,
+                   settings.contest_confirm, settings.strong_weight, settings.weak_weight,
+                   settings.short_message_chars, frozenset(a.casefold() for a in settings.acknowledgements))
+
+
+def is_unscored(text: str, rules: GateRules, names: AgentNames | None = None) -> bool:
+    """True for a message the engine never scores: short, an acknowledgement, or explicit."""
+    if is_acknowledgement(text, rules.acknowledgements) or is_short(text, rules.short_message_chars):
+        return True
+    return names is not None and parse_explicit(text, names, None).kind is not ExplicitKind.NONE
+
+
+def predict(scores: Mapping[str, int], current: str | None, rules: GateRules) -> str | None:
+    """The agent the message goes to (None: the default agent, for a first message)."""
+    threshold = rules.confidence_threshold
+    if current is None:
+        return _classifier_answer(scores, threshold)
+    if rules.strategy is not Strategy.STICKY_HEURISTIC:
+        return current
+    own = scores.get(current, 0)
+    effective = dict(scores)
+    effective[current] = own + rules.sticky_bonus
+    best, top, second = top_agent(effective)
+    if best is not None and best != current and scores.get(best, 0) >= threshold:
+        margin = rules.keyword_switch_margin
+        if margin is not None and top - second >= margin:
+            return best
+        early = rules.early_confirm_margin
+        if rules.divergence_count <= 1 or (early is not None and top - (own + rules.sticky_bonus) >= early):
+            return _confirmed(scores, current, threshold)
+        return current
+    if (rules.contest_confirm and best is None and own + rules.sticky_bonus == top
+            and any(a != current and s == top and s >= threshold for a, s in scores.items())):
+        return _confirmed(scores, current, threshold)
+    return current
+
+
+def _classifier_answer(scores: Mapping[str, int], threshold: int) -> str | None:
+    """The keyword classifier: the unique top scorer at or above the threshold, else None."""
+    best, top, _second = top_agent(scores)
+    return best if best is not None and top >= threshold else None
+
+
+def _confirmed(scores: Mapping[str, int], current: str, threshold: int) -> str:
+    """A confirmation: switch to the classifier's answer when it is another agent, else stay."""
+    answer = _classifier_answer(scores, threshold)
+    return answer if answer is not None else current

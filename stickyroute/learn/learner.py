@@ -1,0 +1,113 @@
+"""`learn()`: labelled conversations in, one keyword pack per agent out.
+
+    observe -> count_terms -> score_terms -> propose -> gate check (select) -> LearnedPack per agent
+
+Pure and deterministic: the same conversations, seeds and settings give the same packs (every
+step iterates in sorted or given order, never in set order). Costs O(words) to count and
+O(candidate occurrences) per gate-check pass (bench/learn_bench.py: 10,000 conversations).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from stickyroute.config.model import RoutingSettings
+from stickyroute.learn.counts import count_terms, observe
+from stickyroute.learn.gate import GateRules, is_unscored
+from stickyroute.learn.labels import Evidence, LabelledConversation
+from stickyroute.learn.proposals import OFF, STRONG, WEAK, Proposal, Seeds, propose, starting_weights
+from stickyroute.learn.scoring import TermScore, score_terms
+from stickyroute.learn.selection import GateCheck, ScoredMessage, related_candidates
+from stickyroute.learn.settings import LearnSettings
+from stickyroute.learn.stoplist import idiom_terms
+from stickyroute.learn.terms import sub_terms
+from stickyroute.routing.explicit import AgentNames
+
+
+@dataclass(frozen=True, slots=True)
+class LearnedKeyword:
+    """One keyword of a pack: how it is spelled, its list, where it came from, its evidence
+    (`score`) and its gate effect (messages the gate check would lose without it)."""
+
+    spelling: str
+    strength: str
+    origin: str
+    score: TermScore
+    gate_effect: float
+
+
+@dataclass(frozen=True, slots=True)
+class LearnedPack:
+    """One agent's learned lists; `dropped`: its own keywords the gate check turned off;
+    `messages`: the agent's counted (CREDIT) messages."""
+
+    agent: str
+    keywords: tuple[LearnedKeyword, ...]
+    weak_keywords: tuple[LearnedKeyword, ...]
+    dropped: tuple[LearnedKeyword, ...]
+    messages: int
+
+
+def learn(conversations: Sequence[LabelledConversation], seeds: Mapping[str, Seeds], routing: RoutingSettings,
+          default: str, settings: LearnSettings | None = None,
+          names: AgentNames | None = None) -> tuple[LearnedPack, ...]:
+    """One pack per agent of `seeds` (in its order), learned from `conversations`.
+
+    `routing` are the settings the packs will run under (the gate check's rules); `default` names
+    the agent a message with no agent goes to; `names` (optional) lets the gate check skip
+    explicit commands as the engine does.
+    """
+    settings = settings or LearnSettings()
+    agents = tuple(seeds)
+    observed = observe(conversations, [w for s in seeds.values() for w in s.keywords + s.weak_keywords])
+    counts = count_terms(conversations, observed)
+    scores = score_terms(counts, agents, settings.prior_messages)
+    proposals = propose(scores, counts, seeds, idiom_terms(), settings)
+    candidates = [p.candidate for p in proposals]
+    related = related_candidates(candidates, {c.term: sub_terms(c.term) for c in candidates})
+    rules = GateRules.from_settings(routing)
+    initial = starting_weights(proposals, related, rules.strong_weight, rules.weak_weight)
+    messages = _scored_messages(conversations, observed, proposals, rules, default, names)
+    gate = GateCheck(candidates, messages, rules, default, initial, related, settings.switch_penalty,
+                     settings.overlap_min_gain)
+    gate.select(settings.min_gain, settings.passes)
+    weights = gate.weights
+    chosen: dict[str, dict[str, list[LearnedKeyword]]] = {a: {STRONG: [], WEAK: [], OFF: []} for a in agents}
+    for i, proposal in enumerate(proposals):
+        strength = STRONG if weights[i] == rules.strong_weight else WEAK if weights[i] else OFF
+        if strength == OFF and proposal.origin != "yours":
+            continue
+        effect = gate.gate_effect(i) if weights[i] else 0.0
+        keyword = LearnedKeyword(proposal.spelling, strength, proposal.origin, proposal.score, effect)
+        chosen[proposal.candidate.agent][strength].append(keyword)
+    return tuple(
+        LearnedPack(agent, _ordered(lists[STRONG]), _ordered(lists[WEAK]), _ordered(lists[OFF]),
+                    counts.messages.get(agent, 0))
+        for agent, lists in chosen.items()
+    )
+
+
+def _ordered(keywords: list[LearnedKeyword]) -> tuple[LearnedKeyword, ...]:
+    """Most useful first: gate effect, then messages, then spelling (a total order)."""
+    return tuple(sorted(keywords, key=lambda k: (-k.gate_effect, -k.score.owner_messages, k.spelling)))
+
+
+def _scored_messages(conversations: Sequence[LabelledConversation], observed: Sequence[Sequence[frozenset[str]]],
+                     proposals: Sequence[Proposal], rules: GateRules, default: str,
+                     names: AgentNames | None) -> list[ScoredMessage]:
+    """The gate check's messages: every CREDIT and BACKGROUND one, judged from the route its
+    previous message should have had (None for a conversation's first message)."""
+    by_term: dict[str, list[int]] = {}
+    for i, proposal in enumerate(proposals):
+        by_term.setdefault(proposal.candidate.term, []).append(i)
+    out = []
+    for conv, terms_of in zip(conversations, observed, strict=True):
+        current: str | None = None
+        for message, terms in zip(conv.messages, terms_of, strict=True):
+            if message.evidence is not Evidence.CONTEXT:
+                present = tuple(i for term in sorted(terms) for i in by_term.get(term, ()))
+                out.append(ScoredMessage(current, message.agent or default, present,
+                                         is_unscored(message.text, rules, names)))
+            current = message.agent or default
+    return out

@@ -1,0 +1,185 @@
+"""The gate check: choose each candidate's weight (off, weak, strong) by the decisions it changes.
+
+Every scored message (CREDIT or BACKGROUND) is judged the way the router would decide it
+(`gate.predict`) from the route its previous message should have had, under the routing
+settings the packs will run with. Its value: +1 when the decision is right; -`switch_penalty`
+when it is wrong *and* moves the route (a false switch, or a first message sent to a wrong
+agent by keywords), because such a mistake also misroutes the messages after it; 0 otherwise
+(wrong by staying: the classifier or a later keyword can still catch it).
+
+Selection is coordinate ascent from the starting weights (`proposals.starting_weights`): in a
+fixed order (most messages first, then term, then agent), each candidate takes the weight that
+raises the total value most, when it raises it by at least `min_gain` messages (raising a
+weight) or by anything (lowering one); two passes. Two rules hold throughout: a learned term
+that an idiom contains is never strong, and a phrase and a shorter term inside it are both on
+for one agent only when the one turned on second raises the total by at least
+`overlap_min_gain` messages (None: never). One mention then scores twice ("a taxi" and "taxi":
+12 points), which is what a switch needs when the message also names the current agent ("a
+taxi from the hotel" while on hotel ties 12 to 12 and is confirmed instead of counted as
+agreement), and what a false switch needs too: hence the higher bar. Your own lists may overlap
+as you wrote them.
+`gate_effect` is each chosen keyword's value to the total: what removing it alone would lose.
+Deterministic; costs O(candidate occurrences) per pass.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from stickyroute.learn.gate import GateRules, predict
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A (term, agent) pair the gate check may turn on; `strong_ok` False: weak at most;
+    `yours`: one of the agent's own keywords."""
+
+    term: str
+    agent: str
+    messages: int
+    strong_ok: bool = True
+    yours: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ScoredMessage:
+    """A message the gate check judges: the route it arrives on (None: first message), the
+    agent it should reach (the default agent's name for "no agent"), and the candidate indexes
+    it contains. `unscored` messages (short, acknowledgement, explicit) always stay."""
+
+    current: str | None
+    target: str
+    candidates: tuple[int, ...]
+    unscored: bool = False
+
+
+@dataclass(slots=True)
+class _State:
+    weights: list[int]
+    scores: list[dict[str, int]]
+    values: list[float]
+    occurrences: list[list[int]] = field(default_factory=list)
+
+
+class GateCheck:
+    """Weights of `candidates` over `messages`; `default` names the default agent."""
+
+    def __init__(self, candidates: Sequence[Candidate], messages: Sequence[ScoredMessage], rules: GateRules,
+                 default: str, initial: Sequence[int], related: Sequence[Sequence[int]],
+                 switch_penalty: float = 1.0, overlap_min_gain: float | None = None) -> None:
+        self.candidates = candidates
+        self.messages = messages
+        self.rules = rules
+        self.default = default
+        self.related = related
+        self.switch_penalty = switch_penalty
+        self.overlap_min_gain = overlap_min_gain
+        occurrences: list[list[int]] = [[] for _ in candidates]
+        for m, message in enumerate(messages):
+            for c in message.candidates:
+                occurrences[c].append(m)
+        self._state = _State(list(initial), [{} for _ in messages], [0.0] * len(messages), occurrences)
+        for c, weight in enumerate(initial):
+            if weight:
+                for m in occurrences[c]:
+                    scores = self._state.scores[m]
+                    scores[candidates[c].agent] = scores.get(candidates[c].agent, 0) + weight
+        self._state.values = [self._value(m) for m in range(len(messages))]
+
+    @property
+    def weights(self) -> list[int]:
+        """Current weight of every candidate (0, weak_weight or strong_weight points)."""
+        return list(self._state.weights)
+
+    @property
+    def total(self) -> float:
+        """Sum of the messages' values (see the module docstring)."""
+        return sum(self._state.values)
+
+    def _value(self, m: int) -> float:
+        message = self.messages[m]
+        current = message.current
+        if message.unscored:
+            routed = current or self.default
+        else:
+            routed = predict(self._state.scores[m], current, self.rules) or self.default
+        if routed == message.target:
+            return 1.0
+        return -self.switch_penalty if routed != (current or self.default) else 0.0
+
+    def gain(self, c: int, weight: int) -> float:
+        """How much the total changes if candidate `c` takes `weight` (nothing is kept)."""
+        state = self._state
+        delta = weight - state.weights[c]
+        if not delta:
+            return 0.0
+        agent = self.candidates[c].agent
+        change = 0.0
+        for m in state.occurrences[c]:
+            scores = state.scores[m]
+            scores[agent] = scores.get(agent, 0) + delta
+            change += self._value(m) - state.values[m]
+            scores[agent] -= delta
+        return change
+
+    def set(self, c: int, weight: int) -> None:
+        """Give candidate `c` its new weight and update the affected messages."""
+        state = self._state
+        delta = weight - state.weights[c]
+        agent = self.candidates[c].agent
+        state.weights[c] = weight
+        for m in state.occurrences[c]:
+            scores = state.scores[m]
+            scores[agent] = scores.get(agent, 0) + delta
+            state.values[m] = self._value(m)
+
+    def select(self, min_gain: float = 2.0, passes: int = 2) -> None:
+        """Coordinate ascent (module docstring); stops early when a pass changes nothing."""
+        order = sorted(range(len(self.candidates)),
+                       key=lambda c: (-self.candidates[c].messages, self.candidates[c].term, self.candidates[c].agent))
+        for _ in range(passes):
+            changed = False
+            for c in order:
+                best_weight, best_gain = self._state.weights[c], 0.0
+                raise_gain = min_gain
+                if any(self._state.weights[r] for r in self.related[c]):
+                    raise_gain = max(min_gain, self.overlap_min_gain or 0.0)
+                for weight in self._allowed(c):
+                    gain = self.gain(c, weight)
+                    needed = raise_gain if weight > self._state.weights[c] else 1e-9
+                    if gain >= needed and gain > best_gain:
+                        best_weight, best_gain = weight, gain
+                if best_weight != self._state.weights[c]:
+                    self.set(c, best_weight)
+                    changed = True
+            if not changed:
+                break
+
+    def _allowed(self, c: int) -> tuple[int, ...]:
+        weights = self._state.weights
+        if self.overlap_min_gain is None and any(weights[r] for r in self.related[c]):
+            return (0,)
+        strong = (self.rules.strong_weight,) if self.candidates[c].strong_ok else ()
+        return (0, self.rules.weak_weight, *strong)
+
+    def gate_effect(self, c: int) -> float:
+        """The total lost if candidate `c` alone were turned off (0 for an off candidate)."""
+        return -self.gain(c, 0)
+
+
+def related_candidates(candidates: Sequence[Candidate], sub_terms: Mapping[str, Sequence[str]]) -> list[list[int]]:
+    """For each candidate, the candidates of the same agent inside it or containing it, unless
+    both are yours (your own lists may overlap on purpose: "blog post" strong, "post" weak).
+
+    `sub_terms[term]` lists the shorter terms a term contains (`terms.sub_terms`).
+    """
+    index = {(k.term, k.agent): i for i, k in enumerate(candidates)}
+    related: list[list[int]] = [[] for _ in candidates]
+    for i, k in enumerate(candidates):
+        for inner in sub_terms.get(k.term, ()):
+            j = index.get((inner, k.agent))
+            if j is not None and not (k.yours and candidates[j].yours):
+                related[i].append(j)
+                related[j].append(i)
+    return related

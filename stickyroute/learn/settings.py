@@ -1,0 +1,53 @@
+"""`LearnSettings`: the thresholds of `stickyroute learn`, with the values it ships with.
+
+Shares are fractions in [0, 1] (of the messages that contain a term, the part that is one
+agent's); counts are messages; z is the log-odds z-score of `stickyroute.learn.scoring`. The defaults
+were chosen by cross-validation inside one half of the shipped dev corpora (`make learn-cv`:
+learn on a quarter, measure on the other quarter, both ways, three splits); the other half was
+measured once per change of method (every run in docs/eval/results.md).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class LearnSettings:
+    """Thresholds for proposing keywords and for the gate check (see the module docstring)."""
+
+    strong_share: float = 0.95
+    """A learned term is proposed strong when at least this share of its messages are one agent's..."""
+    min_strong_messages: int = 5
+    """...that agent's messages containing it are at least this many (the gate check never makes
+    a learned term with fewer strong either)..."""
+    min_z: float = 2.0
+    """...and its z-score reaches this (weak proposals too)."""
+    weak_share: float = 0.5
+    """A learned term is proposed weak from this share..."""
+    min_weak_messages: int = 5
+    """...with at least this many messages of its agent."""
+    candidate_share: float = 0.3
+    """The gate check may also turn on terms from this share..."""
+    min_candidate_messages: int = 2
+    """...seen in at least this many of the agent's messages..."""
+    candidate_z: float = 1.0
+    """...with at least this z-score."""
+    keep_share: float = 0.6
+    """One of your strong keywords stays strong unless fewer than this share of its messages are
+    its agent's (then weak from `drop_share`, dropped below)..."""
+    drop_share: float = 0.3
+    min_contradicting_messages: int = 1
+    """...and only when it was seen in at least this many messages (never seen: kept; one message
+    of another agent is already a contradiction)."""
+    min_gain: float = 2.0
+    """Gate check: messages a keyword must win to be turned on or up."""
+    switch_penalty: float = 1.0
+    """Gate check: extra cost of a wrong decision that moves the route."""
+    overlap_min_gain: float | None = 5.0
+    """Gate check: messages a phrase (or a term inside it) must win to be on beside the other for
+    the same agent, so that one mention scores twice ("a taxi" and "taxi"); None: never."""
+    passes: int = 2
+    """Gate check: coordinate-ascent passes."""
+    prior_messages: float = 100.0
+    """alpha0 of the informative Dirichlet prior (scoring), in messages."""

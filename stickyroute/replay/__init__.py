@@ -1,0 +1,16 @@
+"""Replay and evaluation: play a labelled corpus or recorded webhooks through the real Router.
+
+    corpus.py    corpus JSONL + agents TOML -> Conversation / Config
+    judges.py    oracle / noisy judges and the counting wrapper (calls, estimated tokens)
+    metrics.py   accuracy, switch recall/delay, false switches, boomerangs; both baselines
+    runner.py    one strategy over a corpus through proxy.routing.router.Router on a fake clock
+    sweep.py     grid over the routing knobs, Pareto front, PNG plot
+    recorded.py  what-if replay of `serve --record` files under another config
+    cli.py       `stickyroute replay` (add_arguments / run)
+    offline.py   the server's router on the memory backend, for the offline tools
+    recording.py `serve --record` files;  explain.py  `stickyroute explain`
+"""
+
+from stickyroute.replay.offline import keyword_classifier, offline_router
+
+__all__ = ["keyword_classifier", "offline_router"]

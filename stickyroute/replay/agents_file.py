@@ -1,0 +1,109 @@
+"""The replay's agents file: `[[agents]]` tables, keyword lists merged as in the proxy config.
+
+    [[agents]]
+    name = "hotel"                      # required: the corpus's `gold` value
+    description = "Finds and books places to stay."
+    aliases = ["rooms"]                 # optional, as in the config
+    keywords = ["guesthouse", ...]      # strong keywords
+    weak_keywords = ["room", ...]       # weak keywords
+    rules = "learned/hotel.toml"        # a rule pack, relative to this file
+    services = ["Hotels"]               # informational (the SGD service families): ignored
+
+A pack named by `rules` is merged exactly as `[agents.X] rules` in the proxy config
+(`stickyroute.config.rulepack`: the agent's own lists first, then the pack's, duplicates dropped,
+a strong keyword dropped from the weak list; the agent's own description wins). An extra pack
+folder (`replay --rules DIR`) merges `DIR/<name>.toml`, when it exists, after those; with
+`rules_only` the agent's keyword lists are the folder pack's alone (agents without a pack there
+keep theirs).
+
+Errors: every problem of the file at once, as `ConfigError` problems naming the file and the
+dotted key (`agents.toml: agents[2].colour: unknown key`); a pack's problems are reported under
+the agent's `rules` key, as in the config.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from stickyroute.config._reader import Problems, Table, quote, read_toml
+from stickyroute.config.model import Agent
+from stickyroute.config.rulepack import (
+    ALIAS,
+    RESERVED_NAMES,
+    merge_words,
+    read_aliases,
+    read_keywords,
+    read_pack,
+)
+from stickyroute.errors import ConfigError
+
+AGENT_KEYS = ("name", "description", "aliases", "keywords", "weak_keywords", "rules", "services")
+UNUSED_URL = "http://127.0.0.1:9/unused"
+"""Replays never forward: every agent gets this loopback URL."""
+
+
+@dataclass(frozen=True, slots=True)
+class ExtraPacks:
+    """`replay --rules DIR`: merge `DIR/<agent>.toml` into each agent (`only`: instead of its lists)."""
+
+    folder: str
+    only: bool = False
+
+
+def load_agents_file(path: str | Path, extra: ExtraPacks | None = None) -> tuple[Agent, ...]:
+    """The agents of an agents file, in file order, keyword lists merged with their packs.
+
+    Raises ConfigError listing every problem (unreadable file: key `(file)`; no agents: key
+    `agents`; a missing extra-pack folder: key `(rules)`).
+    """
+    problems = Problems(str(path))
+    data = read_toml(str(path), problems)
+    agents: list[Agent] = []
+    if data is not None:
+        root = Table(data, "", problems)
+        root.reject_unknown(("agents",))
+        items = root.tables("agents")
+        if not items and not root.has("agents"):
+            root.error("agents", "at least one [[agents]] table is required")
+        if extra is not None and not Path(extra.folder).is_dir():
+            problems.error("(rules)", f"no folder {quote(extra.folder)}")
+            extra = None
+        seen: set[str] = set()
+        for table in items:
+            agent = _read_agent(table, Path(path).parent, extra)
+            if agent is None:
+                continue
+            if agent.name in seen:
+                table.error("name", f"{quote(agent.name)} is listed twice")
+            seen.add(agent.name)
+            agents.append(agent)
+    if problems.errors:
+        raise ConfigError(problems.errors)
+    return tuple(agents)
+
+
+def _read_agent(table: Table, folder: Path, extra: ExtraPacks | None) -> Agent | None:
+    """One `[[agents]]` table (None when its name is missing or invalid; problems recorded)."""
+    table.reject_unknown(AGENT_KEYS)
+    name = table.string("name", required=True)
+    table.strings("services")
+    pack = read_pack(table, table.string("rules"), folder)
+    keywords = merge_words(read_keywords(table, "keywords"), pack.keywords)
+    weak = merge_words(read_keywords(table, "weak_keywords"), pack.weak_keywords, exclude=keywords)
+    aliases = merge_words(read_aliases(table, "aliases"), pack.aliases)
+    description = table.string("description", allow_empty=True) or pack.description
+    if name is None:
+        return None
+    if not ALIAS.fullmatch(name) or name in RESERVED_NAMES:
+        table.error("name", f"{quote(name)}: expected lowercase letters, digits, - or _ (not auto or none)")
+        return None
+    if extra is not None and (Path(extra.folder) / f"{name}.toml").is_file():
+        learned = read_pack(table, str(Path(extra.folder) / f"{name}.toml"), Path("."))
+        if extra.only:
+            keywords, weak = learned.keywords, merge_words(learned.weak_keywords, exclude=learned.keywords)
+        else:
+            keywords = merge_words(keywords, learned.keywords)
+            weak = merge_words(weak, learned.weak_keywords, exclude=keywords)
+    return Agent(name=name, url=UNUSED_URL, description=description, aliases=tuple(a for a in aliases if a != name),
+                 keywords=keywords, weak_keywords=weak)

@@ -1,0 +1,124 @@
+"""Router: the async driver of routing decisions, shared by the server and `stickyroute replay`.
+
+For each envelope: Layer 1 (`Layer1.match`), then, when it resolved to the channel default,
+Layer 2 under the conversation's lease (`ConversationState.acquire`): the pure engine decides
+(`engine.decide`); the classifier is awaited only when the engine asks (`engine.conclude` turns
+its answer into the Decision); an explicit switch spends one of the sender's
+`explicit_switches_per_minute` (`SwitchBudget`, shared by the replicas with Redis) or is refused
+(`explicit_limited`); a message that cannot get its conversation's lease within the classifier's
+`timeout_s` is decided without it (`engine.busy`: the route read, nothing written);
+`ConversationState.commit` applies the decision's writes in one step (a
+route just chosen is stamped with the reason that chose it; a refreshed one keeps its own).
+Decisions of one conversation are serialised (the classifier await included); different
+conversations run in parallel. The router writes no log line: the request's accounting does
+(`stickyroute.observe`), once the request is answered.
+
+A Layer-2 decision carries its `Conversation` (key and route version after it); `signal` applies
+an agent's hint or handoff to that conversation (`signals.apply_signal`, written with
+`ConversationState.swap` when no decision holds it; retried while one does, at most the
+classifier's `timeout_s`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+
+from stickyroute.classifier.base import Candidate, Classification, ClassificationRequest, Classifier
+from stickyroute.config.model import Config
+from stickyroute.routing.engine import Conversation, Decision, NeedsClassification, NeedsPermit, busy, conclude, decide
+from stickyroute.routing.envelope import Envelope
+from stickyroute.routing.layer1 import Layer1
+from stickyroute.routing.rules import ChannelRules
+from stickyroute.routing.signals import Ignored, Signal, apply_signal
+from stickyroute.state.base import ConversationState, LeaseTimeout
+from stickyroute.state.budget import MemorySwitchBudget, SwitchBudget
+from stickyroute.state.route import ConversationKey, Route
+
+SIGNAL_RETRY_S = 0.02
+"""How long `signal` waits before reading a conversation again that a decision held (seconds)."""
+
+
+class Router:
+    """Decides the agent of every envelope; one instance per running config.
+
+    `rules` holds each channel's engine rules (`stickyroute.routing.rules.build_rules`); `state` keeps
+    the routes; `classifier` is awaited only when the engine asks; `switches` counts explicit
+    switches per sender (default: a bucket per sender in this process).
+    """
+
+    def __init__(self, config: Config, classifier: Classifier, state: ConversationState,
+                 rules: Mapping[str, ChannelRules], switches: SwitchBudget | None = None) -> None:
+        self.config = config
+        self.classifier = classifier
+        self.state = state
+        self.switches = switches if switches is not None else MemorySwitchBudget()
+        self._remember_texts = config.classifier.context_messages > 0
+        self._lease_wait_s = config.classifier.timeout_s
+        self._signal_attempts = 1 + int(self._lease_wait_s / SIGNAL_RETRY_S)
+        self._rules = dict(rules)
+        self._candidates = {
+            name: tuple(Candidate(a.name, a.description, a.aliases) for a in config.agents.values()
+                        if a.name in channel_rules.agents)
+            for name, channel_rules in self._rules.items()}
+        """The agents the classifier may answer, per channel (reachable and not hidden)."""
+        self._layer1 = {name: Layer1(channel) for name, channel in config.channels.items()}
+
+    def rules(self, channel: str) -> ChannelRules:
+        """The engine rules of a channel."""
+        return self._rules[channel]
+
+    async def decide(self, channel: str, envelope: Envelope, now: float) -> Decision:
+        """Decide where `envelope` goes at `now` (seconds), applying the decision's writes."""
+        layer1 = self._layer1[channel].match(envelope)
+        if not layer1.is_default:
+            return Decision(layer1.agent, layer1.reason)
+        if not envelope.has_sender:
+            return Decision(layer1.agent, "no_sender")
+        key = ConversationKey(channel, envelope.chat_id, envelope.thread_id, envelope.sender_id or "")
+        return await self._layer2(self._rules[channel], key, envelope, now)
+
+    async def _layer2(self, rules: ChannelRules, key: ConversationKey, envelope: Envelope, now: float) -> Decision:
+        try:
+            lease = await self.state.acquire(key, now, wait_s=self._lease_wait_s)
+        except LeaseTimeout:
+            return busy(await self.state.get(key, now), rules)
+        try:
+            outcome = decide(envelope, lease.route, rules, now)
+            if isinstance(outcome, NeedsPermit):
+                rate = rules.settings.explicit_switches_per_minute
+                granted = await self.switches.take(key.channel, key.sender_id, rate, now)
+                outcome = outcome.granted if granted else outcome.refused
+            elif isinstance(outcome, NeedsClassification):
+                answer = await self._classify(rules.channel, outcome, lease.recent)
+                outcome = conclude(outcome, answer, rules, now)
+        except BaseException:
+            await self.state.release(lease)
+            raise
+        text = envelope.text if self._remember_texts else None
+        store = outcome.store
+        if store is not None and store.reason is None:  # a route just chosen: remember why
+            store = store.because(outcome.reason)
+        await self.state.commit(lease, now, store=store, forget=outcome.forget, text=text)
+        after = None if outcome.forget else (store if store is not None else lease.route)
+        return outcome.about(Conversation(key, after.chosen_at if after is not None else None))
+
+    async def signal(self, channel: str, digest: str, version: float | None, signal: Signal, now: float
+                     ) -> Route | Ignored:
+        """Apply an agent's `signal` to the conversation of `channel` whose key digest is `digest`
+        (its route `version`, None: any): the route written, or why it was ignored (`busy` when
+        decisions kept holding the conversation). KeyError for an unknown channel."""
+        rules = self._rules[channel]
+        for _attempt in range(self._signal_attempts):
+            route = await self.state.find(channel, digest, now)
+            result = apply_signal(signal, route, version, rules, now)
+            if isinstance(result, Ignored) or route is None:
+                return result
+            if await self.state.swap(channel, digest, route, result, now):
+                return result
+            await asyncio.sleep(SIGNAL_RETRY_S)
+        return Ignored("busy: decisions kept holding the conversation")
+
+    async def _classify(self, channel: str, need: NeedsClassification, context: tuple[str, ...]) -> Classification:
+        request = ClassificationRequest(channel, need.text, self._candidates[channel], need.current, context)
+        return await self.classifier.classify(request)

@@ -1,0 +1,107 @@
+"""Serving: the webhook and admin listeners (and the demo agents) on uvicorn, in one process,
+with live reload and a graceful shutdown.
+
+    SIGHUP            reload the config file (`Service.reload`): refused whole when it has errors
+    SIGTERM / SIGINT  drain: /readyz says "draining", the webhook listener stops accepting and
+                      closes idle connections, in-flight webhooks finish for up to `server.drain_s`
+                      seconds; those still running then are answered 503 (the platform retries);
+                      then the pools close, then the admin listener and the demo agents stop.
+                      A second signal cuts what is left at once.
+
+One signal handler for every server of the process (uvicorn's per-server handlers are off: with
+several servers in one loop they would replace each other).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+import signal
+from collections.abc import Callable
+
+import uvicorn
+
+from stickyroute.config.model import Config
+from stickyroute.forwarding.dispatch import RecordHook
+from stickyroute.server.demo import DemoAgents
+from stickyroute.server.listener import Listener
+from stickyroute.server.service import Service
+
+__all__ = ["BACKSTOP_S", "drain", "serve"]
+
+log = logging.getLogger("stickyroute")
+BACKSTOP_S = 10.0
+"""After the drain deadline and the 503s, how long uvicorn still waits for connections to close."""
+
+
+async def serve(config: Config, host: str | None = None, port: int | None = None,
+                recorder: RecordHook | None = None, demo: bool = False,
+                adjust: Callable[[Config], Config] | None = None) -> None:
+    """Run the webhook listener and the admin listener (and, with `demo`, the demo agents of
+    `stickyroute.server.demo`) until SIGTERM or SIGINT; SIGHUP reloads (see the module docstring).
+    `adjust` applies the command-line overrides to every reloaded config."""
+    agents = DemoAgents.for_config(config) if demo else None
+    service = Service(config, recorder=recorder, adjust=adjust, demo=agents)
+    server = config.server
+    public = Listener(uvicorn.Config(
+        service.public_app(), host=host or server.host, port=port or server.port,
+        ssl_certfile=server.ssl_certfile, ssl_keyfile=server.ssl_keyfile,
+        log_level="info", access_log=False, proxy_headers=False, lifespan="on",
+        server_header=False, date_header=False,
+    ))
+    admin = Listener(uvicorn.Config(service.admin_app(), host=config.admin.host, port=config.admin.port,
+                                    log_level="warning", access_log=False, lifespan="off"))
+    if agents is not None:
+        log.info("demo agents: %s", ", ".join(agents.addresses()))
+    log.info("stickyroute: webhooks on %s:%s, admin on %s:%s", public.config.host, public.config.port,
+             admin.config.host, admin.config.port)
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+    reloads: set[asyncio.Task[object]] = set()
+
+    def on_hup() -> None:
+        task = loop.create_task(service.reload())
+        reloads.add(task)
+        task.add_done_callback(reloads.discard)
+
+    loop.add_signal_handler(signal.SIGHUP, on_hup)
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    public_task = loop.create_task(public.serve())
+    admin_task = loop.create_task(admin.serve())
+    if agents is not None:
+        agents.start()
+    try:
+        waiter = loop.create_task(stop.wait())
+        await asyncio.wait([public_task, waiter], return_when=asyncio.FIRST_COMPLETED)
+        waiter.cancel()
+        if not public_task.done():
+            stop.clear()
+            await drain(service, public, public_task, stop)
+    finally:
+        for sig in (signal.SIGHUP, signal.SIGTERM, signal.SIGINT):
+            loop.remove_signal_handler(sig)
+        admin.should_exit = True
+        if agents is not None:
+            await agents.stop()
+        await asyncio.gather(public_task, admin_task, return_exceptions=True)
+
+
+async def drain(service: Service, public: uvicorn.Server, task: asyncio.Task[None], again: asyncio.Event) -> None:
+    """Stop `public` gracefully: stop accepting, let in-flight requests finish for `drain_s`
+    seconds (or until `again` is set), cut the rest (503), wait for uvicorn to close."""
+    drain_s = service.config.server.drain_s
+    app = service.public_app()
+    service.draining = True
+    public.config.timeout_graceful_shutdown = math.ceil(drain_s + BACKSTOP_S)
+    public.should_exit = True
+    log.info("draining: %d request(s) in flight, up to %g s", app.in_flight, drain_s)
+    waiter = asyncio.get_running_loop().create_task(again.wait())
+    done, _ = await asyncio.wait([task, waiter], timeout=drain_s, return_when=asyncio.FIRST_COMPLETED)
+    waiter.cancel()
+    if task not in done:
+        cut = app.cut()
+        if cut:
+            log.warning("drain deadline: %d request(s) still running answered 503", cut)
+    await asyncio.wait([task])

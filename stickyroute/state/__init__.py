@@ -1,0 +1,57 @@
+"""State: everything that outlives a request, behind two async protocols with `now` passed in.
+
+    base.py     ConversationState, DeliveryLog (protocols), Lease, Claim, ClaimState, DecisionMemo,
+                LeaseTimeout, StateUnavailable
+    route.py    Route, ConversationKey (the values kept per conversation)
+    budget.py   ClassifierBudget, SwitchBudget (protocols), TokenBucket, MemoryBudget, MemorySwitchBudget
+    memory.py   the embedded backend (one process; cachetools)
+    redis/      the shared backend (replicas and workers; redis-py asyncio, Lua scripts)
+    health.py   BackendHealth: degraded or not, one log line per change, gauge, recovery ping
+    fallback.py the shared backend while healthy, this process's memory otherwise
+    build.py    build_state(config): what `[state]` asks for; probe() for `stickyroute check`
+
+Backends are interchangeable and pass one contract suite (tests/state/).
+"""
+
+from stickyroute.state.base import (
+    Claim,
+    ClaimState,
+    ConversationLimits,
+    ConversationState,
+    DecisionMemo,
+    DeliveryKey,
+    DeliveryLog,
+    Lease,
+    LeaseTimeout,
+    StateUnavailable,
+    limits_for,
+)
+from stickyroute.state.budget import ClassifierBudget, MemoryBudget, MemorySwitchBudget, SwitchBudget, TokenBucket
+from stickyroute.state.build import StateBackends, build_state
+from stickyroute.state.memory import MemoryConversationState, MemoryDeliveryLog
+from stickyroute.state.route import ConversationKey, Route
+
+__all__ = [
+    "Claim",
+    "ClaimState",
+    "ClassifierBudget",
+    "ConversationKey",
+    "ConversationLimits",
+    "ConversationState",
+    "DecisionMemo",
+    "DeliveryKey",
+    "DeliveryLog",
+    "Lease",
+    "LeaseTimeout",
+    "MemoryBudget",
+    "MemoryConversationState",
+    "MemoryDeliveryLog",
+    "MemorySwitchBudget",
+    "Route",
+    "StateBackends",
+    "StateUnavailable",
+    "SwitchBudget",
+    "TokenBucket",
+    "build_state",
+    "limits_for",
+]

@@ -1,0 +1,226 @@
+"""The state interface: everything that outlives one request, behind two async protocols.
+
+    ConversationState   routes of conversations (agent, explicit pin, divergence candidate and
+                        counter), the recent texts the classifier may see, one decision at a time
+                        per conversation (acquire -> decide -> commit)
+    DeliveryLog         which platform deliveries were answered (claim -> complete | fail), the
+                        stored answers, the first decision of each delivery, in-flight waiting
+
+Every method takes `now` (seconds, the caller's clock); no backend reads a clock of its own for
+expiry. Backends (`memory`, later `redis`) pass one contract suite (tests/state/).
+
+Delivery states, as `claim` tells them:
+
+    FIRST      nobody holds it: forward, then `complete` (a 2xx) or `fail` (anything else), both
+               with the decision made; the claim carries that first decision (`memo`) when an
+               earlier attempt failed
+    IN_FLIGHT  another attempt is running: `settle` waits for its end
+    DONE       answered with a 2xx: `reply` is the stored answer, `memo` its decision
+    FAILED     (from `settle` only) the attempt waited for ended without a 2xx: `reply` is its
+               answer; the next platform retry gets FIRST
+"""
+
+from __future__ import annotations
+
+import enum
+import heapq
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Protocol, TypeVar
+
+from stickyroute.config.model import Config
+from stickyroute.errors import StickyrouteError
+from stickyroute.reply import Reply
+from stickyroute.state.route import ConversationKey, Route
+
+
+class LeaseTimeout(StickyrouteError):
+    """Another decision of the conversation still runs after the caller's `wait_s`."""
+
+
+class StateUnavailable(StickyrouteError):
+    """A shared backend's operation failed or took longer than its `op_timeout` (the foreign
+    error, e.g. redis' ConnectionError, is its `__cause__`). Callers fall back, never fail."""
+
+
+DeliveryKey = tuple[str, str]
+"""(channel name, delivery id): Telegram `update_id`, WhatsApp wamid, status id + status..."""
+
+
+@dataclass(frozen=True, slots=True)
+class ConversationLimits:
+    """Per-channel bounds of conversation state: inactivity TTL (seconds) and how many routes."""
+
+    ttl_s: float
+    max_conversations: int
+
+
+def limits_for(config: Config) -> dict[str, ConversationLimits]:
+    """Each channel's limits from its routing settings (`auto_route_ttl_minutes`,
+    `max_conversations`)."""
+    return {name: ConversationLimits(ch.routing.ttl_s, ch.routing.max_conversations)
+            for name, ch in config.channels.items()}
+
+
+@dataclass(frozen=True, slots=True)
+class Lease:
+    """One conversation held for one decision: its live route and recent texts at `acquire` time.
+
+    `token` identifies the holder to the backend (a late holder whose lease was taken over
+    cannot overwrite a newer state: fencing). Commit or release every lease exactly once.
+    """
+
+    key: ConversationKey
+    route: Route | None
+    recent: tuple[str, ...] = ()
+    token: int = 0
+
+
+class ConversationState(Protocol):
+    """Routes per conversation key, one decision at a time per conversation."""
+
+    async def acquire(self, key: ConversationKey, now: float, wait_s: float | None = None) -> Lease:
+        """Wait until no other decision of `key` runs, then hold it; the lease has the live route.
+
+        Raises `LeaseTimeout` when the conversation is still held after `wait_s` seconds (None:
+        wait as long as it takes)."""
+        ...
+
+    async def commit(self, lease: Lease, now: float, *, store: Route | None = None, forget: bool = False,
+                     text: str | None = None) -> None:
+        """Apply a decision and release: write `store` (expires `ttl_s` after its `last_active`),
+        or drop the route when `forget`; remember `text` among the recent texts (when the backend
+        keeps any). Neither: the route stays as it is."""
+        ...
+
+    async def release(self, lease: Lease) -> None:
+        """Release without writing (the decision failed)."""
+        ...
+
+    async def get(self, key: ConversationKey, now: float) -> Route | None:
+        """The live route of `key` at `now` (no lock, no refresh), or None."""
+        ...
+
+    async def put(self, key: ConversationKey, route: Route, now: float) -> None:
+        """Write a route outside a decision (admin pins, tests)."""
+        ...
+
+    async def delete(self, key: ConversationKey, now: float) -> None:
+        """Drop a route outside a decision (no error when absent)."""
+        ...
+
+    async def find(self, channel: str, digest: str, now: float) -> Route | None:
+        """The live route of the conversation of `channel` whose `ConversationKey.digest` is
+        `digest` (32 hex), or None (no lock, no refresh). For agent signals (issue #12)."""
+        ...
+
+    async def swap(self, channel: str, digest: str, expected: Route, new: Route, now: float) -> bool:
+        """Write `new` as that conversation's route when it is still `expected` and no decision
+        holds the conversation; False otherwise (nothing written: read again with `find`)."""
+        ...
+
+    async def count(self, channel: str, now: float) -> int:
+        """Live routes of `channel` at `now`."""
+        ...
+
+    async def scan(self, channel: str, now: float, *, agent: str | None = None,
+                   limit: int | None = None) -> list[tuple[str, Route]]:
+        """The live routes of `channel` at `now` (only those to `agent` when given), most recently
+        active first, at most `limit` (None: all), each with its conversation's hashed key
+        (`ConversationKey.hashed`, the decision log's `conversation`). O(routes of the channel):
+        for the admin API, not per request."""
+        ...
+
+    async def census(self, channel: str, now: float) -> dict[str, int]:
+        """Live routes of `channel` at `now` per agent (O(routes of the channel))."""
+        ...
+
+    async def prune(self, channel: str, keep: Collection[str], now: float) -> int:
+        """Drop every route of `channel` whose agent is not in `keep` (a reload removed it from
+        the channel); how many were dropped."""
+        ...
+
+    def configure(self, limits: Mapping[str, ConversationLimits], recent_messages: int) -> None:
+        """Apply a reloaded config's limits and recent-text count; routes are kept (a channel
+        that gained room keeps every route, one that lost room drops its least recently used)."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release the backend's resources."""
+        ...
+
+
+K = TypeVar("K")
+
+
+def most_recent(routes: Iterable[tuple[K, Route]], limit: int | None) -> list[tuple[K, Route]]:
+    """(key, route) pairs, most recently active first, at most `limit` (None: all)."""
+    if limit is None:
+        return sorted(routes, key=lambda item: item[1].last_active, reverse=True)
+    return heapq.nlargest(limit, routes, key=lambda item: item[1].last_active)
+
+
+class ClaimState(enum.Enum):
+    """What the caller of `DeliveryLog.claim` / `settle` must do (see the module docstring)."""
+
+    FIRST = "first"
+    IN_FLIGHT = "in_flight"
+    DONE = "done"
+    FAILED = "failed"
+
+
+@dataclass(frozen=True, slots=True)
+class DecisionMemo:
+    """The first decision of a delivery: later attempts go to the same agent with this reason."""
+
+    agent: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """The answer of `claim` / `settle` for one delivery key."""
+
+    state: ClaimState
+    reply: Reply | None = None
+    memo: DecisionMemo | None = None
+
+
+class DeliveryLog(Protocol):
+    """Platform deliveries: claims, stored answers (`ttl_s` after completion), first decisions."""
+
+    async def claim(self, keys: Sequence[DeliveryKey], now: float) -> list[Claim]:
+        """Claim each of the distinct `keys` (one claim per key, in order)."""
+        ...
+
+    async def settle(self, key: DeliveryKey, now: float, timeout_s: float) -> Claim:
+        """Wait (at most `timeout_s` seconds) for the attempt in flight on `key` to end: DONE or
+        FAILED with its answer, FIRST when it ended without one and this caller now holds the
+        key, IN_FLIGHT when the wait timed out. A key not in flight is claimed as by `claim`."""
+        ...
+
+    async def complete(self, keys: Sequence[DeliveryKey], reply: Reply, now: float,
+                       memos: Mapping[DeliveryKey, DecisionMemo] | None = None) -> None:
+        """The held keys got a 2xx: store `reply` (and each key's first decision from `memos`)
+        for their redeliveries and hand it to waiters."""
+        ...
+
+    async def fail(self, keys: Sequence[DeliveryKey], reply: Reply | None, now: float,
+                   memos: Mapping[DeliveryKey, DecisionMemo] | None = None) -> None:
+        """The held keys got no 2xx: release them (the next retry forwards again, to the agent of
+        its memo); waiters get `reply` as FAILED, or, with None (the attempt died without an
+        answer), claim again."""
+        ...
+
+    async def size(self, now: float) -> int:
+        """Stored answers at `now`."""
+        ...
+
+    async def stored_bytes(self, now: float) -> int | None:
+        """Bytes the stored answers hold at `now`, or None where the backend cannot tell cheaply
+        (Redis: see `MEMORY USAGE` in the README's capacity note)."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release the backend's resources."""
+        ...

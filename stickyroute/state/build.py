@@ -1,0 +1,123 @@
+"""Build the state backends a running config asks for (`[state]`), and probe Redis for `check`.
+
+    state = build_state(config, registry)     memory, or Redis behind the memory fallback
+    await state.start()                       ping: unreachable is a logged warning, not a crash
+    state.conversations / state.deliveries / state.budget / state.switches / state.health
+    await state.aclose()
+
+    probe(config.state) -> None | "cannot reach Redis at ...: <exact error>"   (sync, for `check`)
+
+Lock and claim lifetimes come from the config: a decision may hold its conversation for the
+classifier's `timeout_s` plus `LOCK_MARGIN_S`; an attempt holds its delivery for the upstream's
+connect and total timeouts plus the classifier's plus `CLAIM_MARGIN_S` (then a replica that died
+mid-attempt frees it and the platform's retry is forwarded again).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+
+from prometheus_client import CollectorRegistry
+
+from stickyroute.config.model import Config, StateSettings
+from stickyroute.state.base import ConversationState, DeliveryLog, StateUnavailable, limits_for
+from stickyroute.state.budget import ClassifierBudget, MemoryBudget, MemorySwitchBudget, SwitchBudget
+from stickyroute.state.fallback import (
+    FallbackBudget,
+    FallbackConversationState,
+    FallbackDeliveryLog,
+    FallbackSwitchBudget,
+)
+from stickyroute.state.health import BackendHealth
+from stickyroute.state.memory import MemoryConversationState, MemoryDeliveryLog
+
+LOCK_MARGIN_S = 2.0
+CLAIM_MARGIN_S = 5.0
+PROBE_TIMEOUT_S = 2.0
+
+
+@dataclass(slots=True)
+class StateBackends:
+    """The state of one running config: every protocol, and the shared backend's health."""
+
+    conversations: ConversationState
+    deliveries: DeliveryLog
+    budget: ClassifierBudget
+    switches: SwitchBudget
+    health: BackendHealth
+    shared: bool
+
+    async def start(self) -> None:
+        """Ping the shared backend (a failure is logged and the process starts degraded)."""
+        await self.health.start()
+
+    async def aclose(self) -> None:
+        """Stop the health ping and close every backend (the Redis pool once per component)."""
+        await self.health.aclose()
+        await self.conversations.aclose()
+        await self.deliveries.aclose()
+        await self.budget.aclose()
+        await self.switches.aclose()
+
+
+def lock_ttl_s(config: Config) -> float:
+    """How long one decision may hold a conversation (seconds)."""
+    return config.classifier.timeout_s + LOCK_MARGIN_S
+
+
+def claim_ttl_s(config: Config) -> float:
+    """How long one attempt may hold a delivery (seconds)."""
+    upstream = config.upstream
+    return upstream.connect_timeout_s + upstream.timeout_s + config.classifier.timeout_s + CLAIM_MARGIN_S
+
+
+def build_state(config: Config, registry: CollectorRegistry | None = None) -> StateBackends:
+    """The backends of `config.state` (Redis is not contacted here: see `StateBackends.start`)."""
+    limits = limits_for(config)
+    recent = config.classifier.context_messages
+    rate = config.classifier.calls_per_minute
+    settings = config.state
+    ttl_s = settings.delivery_ttl_hours * 3600.0
+    memory = (MemoryConversationState(limits, recent),
+              MemoryDeliveryLog(ttl_s=ttl_s, max_reply_bytes=settings.delivery_log_max_bytes), MemoryBudget(rate),
+              MemorySwitchBudget())
+    if not settings.shared:
+        return StateBackends(*memory, BackendHealth("memory", "(this process)", None, registry), shared=False)
+    from stickyroute.state.redis import (
+        RedisBudget,
+        RedisConversationState,
+        RedisDeliveryLog,
+        RedisStore,
+        RedisSwitchBudget,
+    )
+
+    store = RedisStore(settings.url, settings.key_prefix, settings.op_timeout_s)
+    health = BackendHealth("redis", store.url, store.ping, registry)
+    return StateBackends(
+        FallbackConversationState(RedisConversationState(store, limits, recent, lock_ttl_s(config)), memory[0], health),
+        FallbackDeliveryLog(RedisDeliveryLog(store, ttl_s=ttl_s, claim_ttl_s=claim_ttl_s(config)), memory[1], health),
+        FallbackBudget(RedisBudget(store, rate), memory[2], health),
+        FallbackSwitchBudget(RedisSwitchBudget(store), memory[3], health),
+        health, shared=True)
+
+
+def probe(settings: StateSettings) -> str | None:
+    """None when the configured Redis answers PING (or the backend is memory), else what failed,
+    with the exact error. Runs its own event loop: for the `check` command, not inside a loop."""
+    if not settings.shared:
+        return None
+    from stickyroute.state.redis import RedisStore
+
+    async def ping() -> str | None:
+        store = RedisStore(settings.url, settings.key_prefix, max(settings.op_timeout_s, PROBE_TIMEOUT_S))
+        try:
+            await store.ping()
+        except StateUnavailable as exc:
+            return (f"cannot reach Redis at {store.url} ({exc}); the proxy would start on its per-process "
+                    "memory fallback and switch to Redis when it answers")
+        finally:
+            await store.aclose()
+        return None
+
+    return asyncio.run(ping())

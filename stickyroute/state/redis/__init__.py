@@ -1,0 +1,19 @@
+"""The Redis backend of every state protocol: several replicas and worker processes share it.
+
+    keys.py           KeyLayout: key names (one hash tag per conversation, delivery, budget)
+    codec.py          routes, recent texts, replies, decisions as stored (exact round trips)
+    scripts.py        the Lua scripts (one per state step, one slot each)
+    client.py         RedisStore: one pool per process, op timeout, error translation
+    conversations.py  RedisConversationState (per-conversation lock with token and fencing)
+    deliveries.py     RedisDeliveryLog (claims, stored answers, waiting on another replica)
+    budget.py         RedisBudget (the classifier token bucket shared by the replicas), RedisSwitchBudget
+"""
+
+from stickyroute.state.redis.budget import RedisBudget, RedisSwitchBudget
+from stickyroute.state.redis.client import RedisStore, masked
+from stickyroute.state.redis.conversations import RedisConversationState
+from stickyroute.state.redis.deliveries import RedisDeliveryLog
+from stickyroute.state.redis.keys import KeyLayout
+
+__all__ = ["KeyLayout", "RedisBudget", "RedisConversationState", "RedisDeliveryLog", "RedisStore", "RedisSwitchBudget",
+           "masked"]
