@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-MIB = 1024 * 1024
+from stickyroute.config.listeners import MIB, AdminSettings, ServerSettings
 
 DEFAULT_ACKNOWLEDGEMENTS: tuple[str, ...] = (
     "ok", "okay", "k", "thanks", "thank you", "thx", "ty", "cool", "great", "nice",
@@ -41,33 +41,6 @@ class ChannelType(enum.Enum):
 
     TELEGRAM = "telegram"
     WHATSAPP = "whatsapp"
-
-
-@dataclass(frozen=True, slots=True)
-class ServerSettings:
-    """`[server]`: the public webhook listener."""
-
-    host: str = "0.0.0.0"
-    port: int = 8080
-    max_body_bytes: int = 5 * MIB
-    """Largest accepted request body in bytes; larger bodies get 413."""
-    trusted_proxies: tuple[str, ...] = ("127.0.0.0/8", "::1/128")
-    """CIDRs whose X-Forwarded-* headers are extended rather than replaced."""
-    ssl_certfile: str | None = None
-    ssl_keyfile: str | None = None
-    drain_s: float = 25.0
-    """Graceful shutdown (SIGTERM): how long in-flight webhooks may still finish (seconds); a
-    request still running then is answered 503 so the platform retries it."""
-
-
-@dataclass(frozen=True, slots=True)
-class AdminSettings:
-    """`[admin]`: the separate listener: /healthz, /readyz, /metrics for everyone; /stats and
-    the admin API under /v1/ with `Authorization: Bearer <token>` (no token: those answer 401)."""
-
-    host: str = "127.0.0.1"
-    port: int = 9090
-    token: str | None = field(default=None, repr=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -273,8 +246,8 @@ class Config:
     path: str
     agents: Mapping[str, Agent]
     channels: Mapping[str, Channel]
-    server: ServerSettings = ServerSettings()
-    admin: AdminSettings = AdminSettings()
+    server: ServerSettings = field(default_factory=ServerSettings)
+    admin: AdminSettings = field(default_factory=AdminSettings)
     upstream: UpstreamSettings = UpstreamSettings()
     routing: RoutingSettings = RoutingSettings()
     classifier: ClassifierSettings = ClassifierSettings()

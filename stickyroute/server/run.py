@@ -25,10 +25,11 @@ import uvicorn
 from stickyroute.config.model import Config
 from stickyroute.forwarding.dispatch import RecordHook
 from stickyroute.server.demo import DemoAgents
+from stickyroute.server.edge import EdgeConfig, EdgeLimits, raise_descriptor_limit
 from stickyroute.server.listener import Listener
 from stickyroute.server.service import Service
 
-__all__ = ["BACKSTOP_S", "drain", "serve"]
+__all__ = ["BACKSTOP_S", "drain", "listener_configs", "serve"]
 
 log = logging.getLogger("stickyroute")
 BACKSTOP_S = 10.0
@@ -43,15 +44,9 @@ async def serve(config: Config, host: str | None = None, port: int | None = None
     `adjust` applies the command-line overrides to every reloaded config."""
     agents = DemoAgents.for_config(config) if demo else None
     service = Service(config, recorder=recorder, adjust=adjust, demo=agents)
-    server = config.server
-    public = Listener(uvicorn.Config(
-        service.public_app(), host=host or server.host, port=port or server.port,
-        ssl_certfile=server.ssl_certfile, ssl_keyfile=server.ssl_keyfile,
-        log_level="info", access_log=False, proxy_headers=False, lifespan="on",
-        server_header=False, date_header=False,
-    ))
-    admin = Listener(uvicorn.Config(service.admin_app(), host=config.admin.host, port=config.admin.port,
-                                    log_level="warning", access_log=False, lifespan="off"))
+    raise_descriptor_limit(config)
+    public_config, admin_config = listener_configs(service, host, port)
+    public, admin = Listener(public_config), Listener(admin_config)
     if agents is not None:
         log.info("demo agents: %s", ", ".join(agents.addresses()))
     log.info("stickyroute: webhooks on %s:%s, admin on %s:%s", public.config.host, public.config.port,
@@ -86,6 +81,23 @@ async def serve(config: Config, host: str | None = None, port: int | None = None
         if agents is not None:
             await agents.stop()
         await asyncio.gather(public_task, admin_task, return_exceptions=True)
+
+
+def listener_configs(service: Service, host: str | None = None, port: int | None = None
+                     ) -> tuple[EdgeConfig, EdgeConfig]:
+    """The uvicorn configs of the webhook listener (`host`/`port` override `[server]`) and of the
+    admin listener, each under its edge limits (`stickyroute.server.edge`)."""
+    config = service.config
+    server = config.server
+    public = EdgeConfig(
+        service.public_app(), EdgeLimits.of("webhook", server), host=host or server.host, port=port or server.port,
+        ssl_certfile=server.ssl_certfile, ssl_keyfile=server.ssl_keyfile,
+        log_level="info", access_log=False, proxy_headers=False, lifespan="on",
+        server_header=False, date_header=False,
+    )
+    admin = EdgeConfig(service.admin_app(), EdgeLimits.of("admin", config.admin), host=config.admin.host,
+                       port=config.admin.port, log_level="warning", access_log=False, lifespan="off")
+    return public, admin
 
 
 async def drain(service: Service, public: uvicorn.Server, task: asyncio.Task[None], again: asyncio.Event) -> None:

@@ -38,6 +38,7 @@ from uvicorn.supervisors.multiprocess import Multiprocess
 from stickyroute.config import check_config, load_config
 from stickyroute.config.model import Config
 from stickyroute.forwarding.dispatch import RecordHook
+from stickyroute.server.edge import EdgeConfig, EdgeLimits, raise_descriptor_limit
 from stickyroute.server.listener import Listener
 from stickyroute.server.run import BACKSTOP_S
 from stickyroute.server.service import Service
@@ -78,8 +79,9 @@ def run_workers(config: Config, workers: int, host: str | None, port: int | None
     server = config.server
     log.info("stickyroute: %d workers, webhooks on %s:%s, admin on %s:%s (one worker serves it)", workers,
              host or server.host, port or server.port, config.admin.host, config.admin.port)
-    settings = uvicorn.Config(
-        APP, factory=True, workers=workers, host=host or server.host, port=port or server.port,
+    settings = EdgeConfig(
+        APP, EdgeLimits.of("webhook", server), factory=True, workers=workers, host=host or server.host,
+        port=port or server.port,
         ssl_certfile=server.ssl_certfile, ssl_keyfile=server.ssl_keyfile, log_level="info", access_log=False,
         proxy_headers=False, lifespan="on", server_header=False, date_header=False,
         timeout_graceful_shutdown=math.ceil(server.drain_s + BACKSTOP_S))
@@ -104,6 +106,7 @@ def create_app() -> PublicApp:
     spec = json.loads(os.environ[SPEC_ENV])
     admin_port = spec.get("admin_port")
     config = _load(spec["config"], admin_port)
+    raise_descriptor_limit(config)
     recorder: RecordHook | None = None
     if spec.get("record"):
         from stickyroute.replay.recording import Recorder as FileRecorder
@@ -171,8 +174,8 @@ class _AdminSeat:
                 await asyncio.sleep(ADMIN_RETRY_S)
                 continue
             break
-        self.server = Listener(uvicorn.Config(self.service.admin_app(), log_level="warning", access_log=False,
-                                                  lifespan="off"))
+        self.server = Listener(EdgeConfig(self.service.admin_app(), EdgeLimits.of("admin", admin),
+                                          log_level="warning", access_log=False, lifespan="off"))
         log.info("worker %d serves the admin listener on %s:%s", os.getpid(), admin.host, admin.port)
         await self.server.serve(sockets=[sock])
 
