@@ -37,7 +37,7 @@ def test_defaults_of_both_listeners_and_the_admin_api(tmp_path) -> None:
     config = load_config(write(tmp_path, ""), env={})
     server, admin = config.server, config.admin
     assert (server.header_timeout_s, server.body_timeout_s, server.keepalive_timeout_s, server.max_connections,
-            server.max_header_bytes, server.max_body_bytes) == (10.0, 30.0, 5.0, 500, 32768, 5 * MIB)
+            server.max_header_bytes, server.max_body_bytes) == (10.0, 30.0, 5.0, 256, 32768, 5 * MIB)
     assert (admin.header_timeout_s, admin.body_timeout_s, admin.keepalive_timeout_s, admin.max_connections,
             admin.max_header_bytes, admin.max_body_bytes) == (10.0, 10.0, 5.0, 50, 32768, 65536)
     assert (admin.auth_failures, admin.auth_window_s, admin.trusted_proxies, admin.session_max_age_s,

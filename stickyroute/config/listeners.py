@@ -37,7 +37,7 @@ class ServerSettings:
     connection is closed."""
     keepalive_timeout_s: float = 5.0
     """How long a connection may stay idle after a response before it is closed (seconds)."""
-    max_connections: int = 500
+    max_connections: int = 256
     """Open connections of this listener (per worker process); one more is answered 503 and
     closed at once, before anything of it is read."""
     max_header_bytes: int = 32 * 1024

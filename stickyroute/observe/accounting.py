@@ -14,7 +14,7 @@ redelivery) is one entry without an envelope. Each entry is one JSON line on the
 
     {"channel", "conversation" (12 hex of the key's SHA-256, null without a sender), "kind",
      "agent" (null: answered by the proxy), "reason", "status", "switched" (only when true),
-     "scores" (when scored), "text" (only with log_text)}
+     "scores" (when scored), "text" (only with log_text; its first KEPT_TEXT_CHARS characters)}
 
 and the same dict (plus "time" and "id") goes to the ring. The request is counted once in
 `stickyroute_requests_total` with the agent and reason of its first entry ("(several)" when its
@@ -36,7 +36,7 @@ from stickyroute.observe.metrics import Metrics, status_class
 from stickyroute.observe.ring import DecisionRing
 from stickyroute.observe.series import Series
 from stickyroute.routing.engine import Decision
-from stickyroute.routing.envelope import Envelope
+from stickyroute.routing.envelope import KEPT_TEXT_CHARS, Envelope
 from stickyroute.state.route import ConversationKey
 
 __all__ = ["Accounting", "Entry", "conversation_of"]
@@ -159,5 +159,5 @@ def _line(channel: str, envelope: Envelope | None, decision: Decision, status: i
     if decision.scores:
         line["scores"] = dict(decision.scores)
     if log_text and envelope is not None and envelope.text:
-        line["text"] = envelope.text
+        line["text"] = envelope.text[:KEPT_TEXT_CHARS]
     return line

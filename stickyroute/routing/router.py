@@ -27,7 +27,7 @@ from collections.abc import Mapping
 from stickyroute.classifier.base import Candidate, Classification, ClassificationRequest, Classifier
 from stickyroute.config.model import Config
 from stickyroute.routing.engine import Conversation, Decision, NeedsClassification, NeedsPermit, busy, conclude, decide
-from stickyroute.routing.envelope import Envelope
+from stickyroute.routing.envelope import KEPT_TEXT_CHARS, Envelope
 from stickyroute.routing.layer1 import Layer1
 from stickyroute.routing.rules import ChannelRules
 from stickyroute.routing.signals import Ignored, Signal, apply_signal
@@ -95,7 +95,7 @@ class Router:
         except BaseException:
             await self.state.release(lease)
             raise
-        text = envelope.text if self._remember_texts else None
+        text = envelope.text[:KEPT_TEXT_CHARS] if self._remember_texts and envelope.text else None
         store = outcome.store
         if store is not None and store.reason is None:  # a route just chosen: remember why
             store = store.because(outcome.reason)
