@@ -98,7 +98,7 @@ def test_conversations_with_100_kb_ids_keep_a_few_kib_each_on_a_real_server(tmp_
             routes = live._routes["whatsapp"]  # the memory backend's own structures, read in place
             recent = live._recent["whatsapp"]
             keys = list(routes.keys())
-            stored_texts = [t for k in recent.keys() for t in recent[k]]
+            stored_texts = [t for k in recent for t in recent[k]]
     kept = sum(stat.size_diff for stat in after.compare_to(before, "filename"))
     assert (warm.status_code, answers, forwarded) == (200, [200] * 25, 25)
     assert len(keys) == conversations
