@@ -44,7 +44,7 @@ __all__ = ["Accounting", "Entry", "conversation_of"]
 log = logging.getLogger("stickyroute.decision")
 _ENCODE = json.JSONEncoder(ensure_ascii=False).encode
 """One encoder for every decision line (`json.dumps` with options builds a new one per call)."""
-_SKIPS = (Outcome.BUDGET, Outcome.OPEN)
+_SKIPS = (Outcome.BUDGET, Outcome.OPEN, Outcome.DEADLINE)
 SEVERAL = "(several)"
 
 Entry = tuple[Envelope | None, Decision, int]
