@@ -144,6 +144,10 @@ def test_user_page_cites_no_internal_reference(page: Path) -> None:
     assert internal_references(page.read_text(encoding="utf-8")) == []
 
 
+def test_readme_cites_no_internal_reference() -> None:
+    assert internal_references((ROOT / "README.md").read_text(encoding="utf-8")) == []
+
+
 @pytest.mark.parametrize(("text", "expected"), [
     ("Targets missed (issue #8): 300 µs", ["a bare issue number: '#8'", "an issue number: 'issue #8'"]),
     ("everything of issues #9-#11 included", ["an issue number: 'issues #9'", "a bare issue number: '#11'"]),
