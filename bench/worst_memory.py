@@ -42,13 +42,14 @@ from stickyroute.admin.throttle import MAX_ADDRESSES, AuthThrottle  # noqa: E402
 from stickyroute.channels import ADAPTERS  # noqa: E402
 from stickyroute.config.ids import MAX_ID_BYTES  # noqa: E402
 from stickyroute.config.model import ChannelType, Config  # noqa: E402
+from stickyroute.core.delivery import DecisionMemo  # noqa: E402
+from stickyroute.core.route import DIGESTS_CACHED, ConversationKey, Route, _digest  # noqa: E402
 from stickyroute.observe.ring import RING_SIZE  # noqa: E402
 from stickyroute.reply import Reply  # noqa: E402
 from stickyroute.routing.envelope import KEPT_TEXT_CHARS  # noqa: E402
-from stickyroute.state.base import ConversationLimits, DecisionMemo  # noqa: E402
+from stickyroute.state.base import ConversationLimits  # noqa: E402
 from stickyroute.state.budget import MAX_SENDERS, MemorySwitchBudget  # noqa: E402
 from stickyroute.state.memory import MAX_MEMOS, MemoryConversationState, MemoryDeliveryLog  # noqa: E402
-from stickyroute.state.route import DIGESTS_CACHED, ConversationKey, Route, _digest  # noqa: E402
 
 N = 5_000
 OUT = ROOT / "results" / "bench" / "worst_memory.md"

@@ -30,6 +30,7 @@ from prometheus_client import CollectorRegistry
 from stickyroute import clock as clocks
 from stickyroute.channels import ADAPTERS, BodyPart, ChannelAdapter, Request, SplitError
 from stickyroute.config.model import Agent, Channel, Config
+from stickyroute.core.delivery import DecisionMemo, DeliveryKey
 from stickyroute.errors import UnparsedUpdate, UpstreamError, UpstreamTimeout
 from stickyroute.forwarding.inbound import Inbound
 from stickyroute.forwarding.lanes import run_lanes
@@ -45,7 +46,7 @@ from stickyroute.routing.deadline import ClassifierDeadline
 from stickyroute.routing.engine import Decision
 from stickyroute.routing.envelope import Envelope
 from stickyroute.routing.router import Router
-from stickyroute.state.base import Claim, ClaimState, DecisionMemo, DeliveryKey, DeliveryLog
+from stickyroute.state.base import Claim, ClaimState, DeliveryLog
 
 log = logging.getLogger("stickyroute.dispatch")
 CUT_STATUS = 503
