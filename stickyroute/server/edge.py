@@ -39,7 +39,7 @@ from uvicorn.server import ServerState
 from stickyroute.config.listeners import AdminSettings, ServerSettings
 from stickyroute.config.model import Config
 
-__all__ = ["REPORT_EVERY_S", "EdgeConfig", "EdgeLimits", "EdgeProtocol", "descriptors_needed",
+__all__ = ["EDGE_KEYS", "REPORT_EVERY_S", "EdgeConfig", "EdgeLimits", "EdgeProtocol", "descriptors_needed",
            "raise_descriptor_limit"]
 
 log = logging.getLogger("stickyroute")
@@ -48,6 +48,8 @@ REPORT_EVERY_S = 10.0
 SPARE_DESCRIPTORS = 256
 """Descriptors besides the listeners' and the agent pools' (Redis, Groq, logs, the Python runtime)."""
 
+EDGE_KEYS = ("header_timeout_s", "body_timeout_s", "keepalive_timeout_s", "max_connections", "max_header_bytes")
+"""The keys of `[server]` and `[admin]` this module applies (read at start: a reload does not change them)."""
 _IDLE, _HEAD, _BODY = 0, 1, 2
 
 

@@ -14,7 +14,9 @@
    the old config ended (a decision in flight may still write one); meanwhile the engine treats
    them as no route. The replaced runtime's own pools and classifier client close then too.
 
-Settings the process binds at start (`server.host/port/ssl_*`, `admin.host/port`, `[state]`)
+Settings the process binds at start (`server.host/port/ssl_*`, `admin.host/port`, `[state]`,
+both listeners' edge limits: `header_timeout_s`, `body_timeout_s`, `keepalive_timeout_s`,
+`max_connections`, `max_header_bytes`)
 are listed in `restart_needed` and keep their running values until a restart. With `serve
 --workers`, the validated reload is a rolling restart of the workers (uvicorn's SIGHUP).
 """
@@ -29,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 from stickyroute.config import check_config
 from stickyroute.config.digest import config_digest
 from stickyroute.config.model import Config
+from stickyroute.server.edge import EDGE_KEYS
 from stickyroute.server.runtime import build_runtime
 from stickyroute.state.base import limits_for
 
@@ -69,6 +72,9 @@ def restart_needed(old: Config, new: Config) -> tuple[str, ...]:
              ("server.ssl_keyfile", old.server.ssl_keyfile, new.server.ssl_keyfile),
              ("admin.host", old.admin.host, new.admin.host), ("admin.port", old.admin.port, new.admin.port),
              ("state", old.state, new.state)]
+    pairs += [(f"{table}.{key}", getattr(before, key), getattr(after, key))  # the listeners' edge limits
+              for table, before, after in (("server", old.server, new.server), ("admin", old.admin, new.admin))
+              for key in EDGE_KEYS]
     return tuple(key for key, before, after in pairs if before != after)
 
 

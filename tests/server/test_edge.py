@@ -12,6 +12,7 @@ import time
 
 import pytest
 
+from stickyroute.server.reload import restart_needed
 from stickyroute.server.service import Service
 from tests.proxy.harness import telegram_text, upstream_set, write_config
 from tests.server.listeners import closed_after, connect, exchange, is_open, read_until_closed, serving
@@ -144,3 +145,13 @@ def test_a_413_closes_the_webhook_connection_without_reading_the_announced_body(
             answer = read_until_closed(sock)
         assert ups["general"].requests == []
     assert answer.startswith(b"HTTP/1.1 413 ")
+
+
+def test_a_reload_lists_changed_edge_limits_among_the_keys_that_need_a_restart(tmp_path) -> None:
+    with upstream_set("general") as ups:
+        old = edge_config(tmp_path, ups)
+        new = write_config(tmp_path, ups, top=f'[server]\nmax_connections = 64\nheader_timeout_s = {DEADLINE_S}\n'
+                           f'body_timeout_s = {DEADLINE_S}\nkeepalive_timeout_s = {DEADLINE_S}\n'
+                           f'[admin]\ntoken = "{TOKEN}"\nheader_timeout_s = 3\nbody_timeout_s = {DEADLINE_S}\n'
+                           f'keepalive_timeout_s = {DEADLINE_S}\nmax_body_bytes = 1024\n')
+    assert restart_needed(old, new) == ("server.max_connections", "admin.header_timeout_s")
