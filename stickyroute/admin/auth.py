@@ -18,9 +18,11 @@ changes something (any method but GET, HEAD, OPTIONS) must also carry `X-Stickyr
 script would need a CORS pre-flight this app never grants): without it, 403. The Bearer header
 needs no such proof (a browser never adds it).
 
-Every route that checks credentials (these, `POST /v1/session` and `POST /v1/hints`) goes
-through `throttle_check` first and reports wrong credentials to the client address's throttle
-(proxy.admin.throttle): past `[admin] auth_failures` in `auth_window_s`, 429 with Retry-After.
+Every route that checks a guessable credential (the Bearer token here, the token of `POST
+/v1/session`, an agent's token on `POST /v1/hints`) goes through `throttle_check` first and
+reports wrong ones to the client address's throttle (proxy.admin.throttle): past `[admin]
+auth_failures` in `auth_window_s`, 429 with Retry-After. A session cookie is not guessable (256
+random bits): a signed-in browser keeps working from a throttled address.
 """
 
 from __future__ import annotations
@@ -89,13 +91,13 @@ class BearerAuth:
             return
         ops = self.ops
         token = ops.token()
-        address, refusal = throttle_check(ops, scope)
-        if refusal is not None and token:
-            await refusal(scope, receive, send)
-            return
         connection = HTTPConnection(scope)
         scheme, _, credentials = connection.headers.get("authorization", "").partition(" ")
         if scheme.lower() == "bearer":
+            address, refusal = throttle_check(ops, scope)
+            if refusal is not None and token:
+                await refusal(scope, receive, send)
+                return
             given = credentials.strip()
             if token_matches(given, token):
                 throttle_record(ops, address, True)

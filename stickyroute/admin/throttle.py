@@ -7,8 +7,9 @@
 
 A window opens at an address's first failure and lasts `[admin] auth_window_s`; after
 `[admin] auth_failures` failures in it the address gets 429 with `Retry-After` (the seconds
-left in the window) on every authenticated route, right credentials included (a guess that
-happens to be right must not tell the guesser so), until the window ends. The moment an address
+left in the window) wherever it presents a token, right ones included (a guess that happens to
+be right must not tell the guesser so), until the window ends; a browser signed in before keeps
+its session (proxy.admin.auth). The moment an address
 is throttled is logged once per window. Only presented credentials that are wrong count: a
 request without any (a signed-out dashboard) is answered 401 and not counted; nor is a stale
 session cookie (a session id is 256 random bits, not guessable).

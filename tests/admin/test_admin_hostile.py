@@ -155,3 +155,12 @@ async def test_a_session_expires_after_max_age_and_is_secure_behind_tls(tmp_path
         after = await op.admin.get("/v1/status", headers=cookie)
     assert {"Secure", "Max-Age=600"} <= {p.strip() for p in signed.headers["set-cookie"].split(";")}
     assert (before, after.status_code, after.json()["detail"]) == (200, 401, SESSION_DETAIL)
+
+
+def test_a_browser_signed_in_before_keeps_working_from_a_throttled_address(admin) -> None:
+    with client(admin) as browser:
+        assert browser.post("/v1/session", json={"token": TOKEN}).status_code == 204
+        guesses = [browser.get("/v1/status", headers=bearer(f"guess-{n}")).status_code for n in range(FAILURES)]
+        by_token = browser.get("/v1/status", headers=bearer(TOKEN)).status_code
+        by_session = browser.get("/v1/status").status_code  # the cookie
+    assert (guesses, by_token, by_session) == ([401] * FAILURES, 429, 200)
