@@ -8,10 +8,12 @@ after it" (the server's timer starts after the client's clock, so the lower boun
 
 from __future__ import annotations
 
+import resource
 import time
 
 import pytest
 
+from stickyroute.server.edge import descriptors_needed, raise_descriptor_limit
 from stickyroute.server.reload import restart_needed
 from stickyroute.server.service import Service
 from tests.proxy.harness import telegram_text, upstream_set, write_config
@@ -155,3 +157,19 @@ def test_a_reload_lists_changed_edge_limits_among_the_keys_that_need_a_restart(t
                            f'[admin]\ntoken = "{TOKEN}"\nheader_timeout_s = 3\nbody_timeout_s = {DEADLINE_S}\n'
                            f'keepalive_timeout_s = {DEADLINE_S}\nmax_body_bytes = 1024\n')
     assert restart_needed(old, new) == ("server.max_connections", "admin.header_timeout_s")
+
+
+def test_the_open_files_limit_is_raised_to_what_the_listeners_and_pools_may_hold(tmp_path) -> None:
+    """Both caps (256 + 50), the one agent's pool (100) and 256 spare: 662 descriptors."""
+    with upstream_set("general") as ups:
+        config = write_config(tmp_path, ups)
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and hard < 662:
+        pytest.skip(f"the hard open-files limit {hard} is below 662")
+    resource.setrlimit(resource.RLIMIT_NOFILE, (256, hard))
+    try:
+        raised = raise_descriptor_limit(config)
+        now = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+    assert (descriptors_needed(config), raised, now) == (662, (662, 662), 662)
