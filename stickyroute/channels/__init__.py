@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 
 from stickyroute.channels.base import BodyPart, ChannelAdapter, ItemPath, Request, SplitError
+from stickyroute.channels.slack import SlackAdapter
 from stickyroute.channels.telegram import TelegramAdapter
 from stickyroute.channels.whatsapp import WhatsAppAdapter
 from stickyroute.config.model import ChannelType
@@ -25,6 +26,7 @@ __all__ = [
 ADAPTERS: Mapping[ChannelType, ChannelAdapter] = MappingProxyType({
     ChannelType.TELEGRAM: TelegramAdapter(),
     ChannelType.WHATSAPP: WhatsAppAdapter(),
+    ChannelType.SLACK: SlackAdapter(),
 })
 """Channel type -> its adapter."""
 
