@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 
 from stickyroute.channels.base import BodyPart, ChannelAdapter, ItemPath, Request, SplitError
+from stickyroute.channels.discord import DiscordAdapter
 from stickyroute.channels.slack import SlackAdapter
 from stickyroute.channels.telegram import TelegramAdapter
 from stickyroute.channels.whatsapp import WhatsAppAdapter
@@ -27,6 +28,7 @@ ADAPTERS: Mapping[ChannelType, ChannelAdapter] = MappingProxyType({
     ChannelType.TELEGRAM: TelegramAdapter(),
     ChannelType.WHATSAPP: WhatsAppAdapter(),
     ChannelType.SLACK: SlackAdapter(),
+    ChannelType.DISCORD: DiscordAdapter(),
 })
 """Channel type -> its adapter."""
 
