@@ -13,6 +13,7 @@ from types import MappingProxyType
 
 from stickyroute.channels.base import BodyPart, ChannelAdapter, ItemPath, Request, SplitError
 from stickyroute.channels.discord import DiscordAdapter
+from stickyroute.channels.line import LineAdapter
 from stickyroute.channels.slack import SlackAdapter
 from stickyroute.channels.telegram import TelegramAdapter
 from stickyroute.channels.whatsapp import WhatsAppAdapter
@@ -29,6 +30,7 @@ ADAPTERS: Mapping[ChannelType, ChannelAdapter] = MappingProxyType({
     ChannelType.WHATSAPP: WhatsAppAdapter(),
     ChannelType.SLACK: SlackAdapter(),
     ChannelType.DISCORD: DiscordAdapter(),
+    ChannelType.LINE: LineAdapter(),
 })
 """Channel type -> its adapter."""
 
