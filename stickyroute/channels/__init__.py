@@ -14,6 +14,7 @@ from types import MappingProxyType
 from stickyroute.channels.base import BodyPart, ChannelAdapter, ItemPath, Request, SplitError
 from stickyroute.channels.discord import DiscordAdapter
 from stickyroute.channels.line import LineAdapter
+from stickyroute.channels.messenger import MessagingAdapter
 from stickyroute.channels.slack import SlackAdapter
 from stickyroute.channels.telegram import TelegramAdapter
 from stickyroute.channels.whatsapp import WhatsAppAdapter
@@ -31,6 +32,8 @@ ADAPTERS: Mapping[ChannelType, ChannelAdapter] = MappingProxyType({
     ChannelType.SLACK: SlackAdapter(),
     ChannelType.DISCORD: DiscordAdapter(),
     ChannelType.LINE: LineAdapter(),
+    ChannelType.MESSENGER: MessagingAdapter(ChannelType.MESSENGER),
+    ChannelType.INSTAGRAM: MessagingAdapter(ChannelType.INSTAGRAM),
 })
 """Channel type -> its adapter."""
 
