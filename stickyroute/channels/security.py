@@ -29,6 +29,8 @@ from collections.abc import Iterable, Mapping
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
+from stickyroute.config.ids import ascii_int
+
 HeadersLike = Iterable[tuple[bytes, bytes]] | Mapping[str, str]
 
 TELEGRAM_SECRET_HEADER = "x-telegram-bot-api-secret-token"
@@ -119,10 +121,11 @@ def check_slack_signature(body: bytes, headers: HeadersLike, signing_secret: str
     stamp = _header(headers, SLACK_TIMESTAMP_HEADER)
     if received is None or stamp is None or not signing_secret:
         return False
-    stamp = stamp.strip()
-    if not stamp.isdigit() or len(stamp) > 12 or abs(now - int(stamp)) > SLACK_MAX_AGE_S:
+    text = stamp.strip().decode("latin-1")
+    seconds = ascii_int(text) if len(text) <= 12 else None
+    if seconds is None or seconds < 0 or abs(now - seconds) > SLACK_MAX_AGE_S:
         return False
-    expected = slack_signature(body, stamp.decode("ascii"), signing_secret).encode("ascii")
+    expected = slack_signature(body, text, signing_secret).encode("ascii")
     return hmac.compare_digest(received.strip().lower(), expected)
 
 

@@ -197,17 +197,14 @@ class Channel:
     """Meta app secret (WhatsApp, Messenger, Instagram): key of the `X-Hub-Signature-256` HMAC-SHA256."""
     verify_token: str | None = field(default=None, repr=False)
     """Meta GET verification `hub.verify_token` (WhatsApp, Messenger, Instagram)."""
+    # Slack signing secret (X-Slack-Signature), Discord public key (X-Signature-Ed25519), LINE channel secret
     signing_secret: str | None = field(default=None, repr=False)
-    """Slack signing secret: key of the `X-Slack-Signature` v0 HMAC-SHA256."""
     public_key: str | None = field(default=None, repr=False)
-    """Discord application public key (64 hex digits): verifies `X-Signature-Ed25519`."""
     channel_secret: str | None = field(default=None, repr=False)
-    """LINE channel secret: key of the `X-Line-Signature` HMAC-SHA256."""
     agents: tuple[str, ...] | None = None
     """The agents reachable on this channel (`channels.<name>.agents`); None: every agent."""
     upstream: UpstreamSettings | None = None
-    """`[channels.<name>.upstream]` merged over `[upstream]` (deadlines under the platform's own);
-    None: the global `[upstream]`."""
+    """`[channels.<name>.upstream]` merged over `[upstream]`; None: the global `[upstream]`."""
 
     def allows(self, agent: str) -> bool:
         """True when `agent` may be reached on this channel (its `agents` list, default all)."""
