@@ -153,8 +153,8 @@ class DiscordAdapter:
     """A Discord application's Interactions Endpoint URL (one interaction per POST)."""
 
     type = ChannelType.DISCORD
-    lists_agents = False
-    """Messages never reach a webhook; the `agent` command is addressed `to_proxy` instead."""
+    lists_agents = True
+    """The `agent` command is answered by the proxy (`agent_list`)."""
 
     def handshake(self, channel: Channel, request: Request, now: float) -> Reply | None:
         """Interactions PING -> `{"type":1}`, Webhook Events PING -> 204, once the signature

@@ -77,9 +77,9 @@ class SlackAdapter:
     """The Slack app's request URLs (one event or interaction per POST, signed by Slack)."""
 
     type = ChannelType.SLACK
-    lists_agents = False
-    """A message `/agent` cannot be answered in an event's reply (Slack ignores it); the slash
-    command `/agent` is addressed `to_proxy` and answered all the same."""
+    lists_agents = True
+    """The slash command `/agent` is answered by the proxy (`agent_list`; a message `/agent`,
+    which Slack clients never send, gets no answer there and is forwarded)."""
 
     def handshake(self, channel: Channel, request: Request, now: float) -> Reply | None:
         """`url_verification` answered with its challenge (once its signature holds) and

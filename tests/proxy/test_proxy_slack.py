@@ -138,3 +138,19 @@ async def test_a_slack_channels_own_deadline_answers_504_before_slacks_3_seconds
             ups["general"].release()
         assert response.status_code == 504
         assert response.text == "upstream general timed out"
+
+
+async def test_a_retry_after_a_failed_attempt_is_forwarded_again_to_the_same_agent(tmp_path):
+    """Slack's retries are the only copy of an event the agent failed: never dropped by header."""
+    body = slack_message("@billing the invoice is wrong", ts="1767600500.000100", event_id="Ev1")
+    with upstream_set("general", "billing") as ups:
+        ups["billing"].respond(status=500, body=b"restarting")
+        async with Proxy(config_for(tmp_path, ups), clock=FakeClock(NOW)) as proxy:
+            failed = await proxy.post(PATH, body, slack_headers(body, NOW))
+            ups["billing"].respond(status=200)
+            retried = await proxy.post(PATH, body, slack_headers(body, NOW + 60, retry=1))
+            again = await proxy.post(PATH, body, slack_headers(body, NOW + 300, retry=2))
+        assert (failed.status_code, retried.status_code, again.status_code) == (500, 200, 200)
+        assert [r.header_values(b"x-slack-retry-num") for r in ups["billing"].requests] == [[], [b"1"]]
+        assert again.headers["x-stickyroute-reason"] == "redelivery"
+        assert ups["general"].requests == []
