@@ -61,7 +61,8 @@ class Dispatcher:
     `clock()` returns seconds (wall time: routes and deliveries); `timer()` seconds on a
     monotonic clock (upstream latency). `settle_s` bounds how long a retry waits for an earlier
     attempt still in flight (default: the longest upstream deadline of any channel plus the
-    classifier timeout, plus one second). `accounting` gets every request and forward (default: its own, unexported).
+    classifier timeout, plus one second). `accounting` gets every request and forward (default:
+    its own, unexported).
     `signals` takes agent hints and handoffs out of replies and gives forwards their conversation
     token (default: one for this config with a per-process secret unless `[hints] secret`).
     """
