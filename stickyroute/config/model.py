@@ -41,6 +41,11 @@ class ChannelType(enum.Enum):
 
     TELEGRAM = "telegram"
     WHATSAPP = "whatsapp"
+    SLACK = "slack"
+    DISCORD = "discord"
+    LINE = "line"
+    MESSENGER = "messenger"
+    INSTAGRAM = "instagram"
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,11 +167,17 @@ class Channel:
     secret_token: str | None = field(default=None, repr=False)
     """Telegram `X-Telegram-Bot-Api-Secret-Token` value (setWebhook secret_token)."""
     app_secret: str | None = field(default=None, repr=False)
-    """WhatsApp/Meta app secret: key of the `X-Hub-Signature-256` HMAC-SHA256."""
+    """Meta app secret (WhatsApp, Messenger, Instagram): key of the `X-Hub-Signature-256` HMAC-SHA256."""
     verify_token: str | None = field(default=None, repr=False)
-    """WhatsApp GET verification `hub.verify_token`."""
+    """Meta GET verification `hub.verify_token` (WhatsApp, Messenger, Instagram)."""
+    # Slack signing secret (X-Slack-Signature), Discord public key (X-Signature-Ed25519), LINE channel secret
+    signing_secret: str | None = field(default=None, repr=False)
+    public_key: str | None = field(default=None, repr=False)
+    channel_secret: str | None = field(default=None, repr=False)
     agents: tuple[str, ...] | None = None
     """The agents reachable on this channel (`channels.<name>.agents`); None: every agent."""
+    upstream: UpstreamSettings | None = None
+    """`[channels.<name>.upstream]` merged over `[upstream]`; None: the global `[upstream]`."""
 
     def allows(self, agent: str) -> bool:
         """True when `agent` may be reached on this channel (its `agents` list, default all)."""
