@@ -8,6 +8,7 @@ from __future__ import annotations
 import gc
 import json
 import tracemalloc
+from pathlib import Path
 
 import httpx
 import pytest
@@ -15,6 +16,7 @@ import pytest
 from stickyroute.channels import ADAPTERS
 from stickyroute.config.ids import MAX_ID_BYTES, bounded_id, normalise_id
 from stickyroute.config.model import ChannelType
+from stickyroute.errors import UnparsedUpdate
 from stickyroute.routing.envelope import KEPT_TEXT_CHARS
 from stickyroute.server.service import Service
 from tests.proxy.harness import telegram_text, upstream_set, write_config
@@ -58,6 +60,45 @@ def test_every_id_an_adapter_reads_is_bounded() -> None:
     assert len(envelopes) == 3 and len(ids) >= 5
     assert max(len(i.encode()) for i in [*ids, *keys]) <= MAX_ID_BYTES
     assert envelopes[0].sender_id == bounded_id(huge) == envelopes[2].sender_id
+
+
+PAYLOADS = Path(__file__).resolve().parents[1] / "channels" / "payloads"
+
+
+def lengthened(value: object) -> object:
+    """`value` with every id-like field (a key ending in `id`, a Slack user, channel or ts) made
+    100 KB longer, the rest unchanged (the document keeps its shape)."""
+    if isinstance(value, list):
+        return [lengthened(v) for v in value]
+    if not isinstance(value, dict):
+        return value
+    out = {}
+    for key, item in value.items():
+        id_like = (key.lower().endswith("id") or key in ("user", "channel", "team", "ts", "thread_ts", "from")) and \
+            key not in ("update_id", "message_id")  # Telegram's own counters stay numbers (else unparsed)
+        if id_like and isinstance(item, (str, int)) and not isinstance(item, bool):
+            out[key] = f"{item}" + "9" * LONG
+        else:
+            out[key] = lengthened(item)
+    return out
+
+
+@pytest.mark.parametrize("platform", sorted(p.name for p in PAYLOADS.iterdir()))
+def test_every_platforms_shipped_payloads_with_100_kb_ids_give_bounded_ids(platform) -> None:
+    adapter = ADAPTERS[ChannelType(platform)]
+    ids: list[str] = []
+    with_sender = 0
+    for sample in sorted((PAYLOADS / platform).glob("*.json")):
+        body = json.dumps(lengthened(json.loads(sample.read_bytes()))).encode()
+        try:
+            envelopes = adapter.parse(body, [(b"content-type", b"application/json")], platform)
+        except UnparsedUpdate:
+            continue
+        with_sender += sum(1 for e in envelopes if e.sender_id is not None)
+        ids += [i for e in envelopes for i in (e.sender_id, e.chat_id, e.thread_id, *e.sender_aliases) if i]
+        ids += adapter.delivery_ids(envelopes, body)
+    assert with_sender >= 2 and ids
+    assert max(len(i.encode()) for i in ids) <= MAX_ID_BYTES
 
 
 def whatsapp_batch(first: int, count: int, text: str) -> bytes:
