@@ -12,6 +12,9 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 MIB = 1024 * 1024
+DEFAULT_HOLD_MINUTES = 24 * 60.0
+"""A human desk's hold (`agents.<name>.hold_minutes`) when not set: a working day of inactivity,
+longer than any usual route TTL (the default `auto_route_ttl_minutes` is 30)."""
 
 DEFAULT_ACKNOWLEDGEMENTS: tuple[str, ...] = (
     "ok", "okay", "k", "thanks", "thank you", "thx", "ty", "cool", "great", "nice",
@@ -154,6 +157,17 @@ class Agent:
     reached only through Layer 1 (bindings, thread routes, a channel default)."""
     token: str | None = field(default=None, repr=False)
     """Bearer token of this agent on the agent API (`POST /v1/hints`); None: it cannot call it."""
+    sticky: bool = True
+    """False: a detour agent (weather, FAQ, small talk): a message Layer 2 sends it by keywords or
+    the classifier is answered by it while the conversation's route stays with the previous agent
+    (reason `detour`); an explicit `/agent <name>` or a handoff still moves the route to it."""
+    human: bool = False
+    """A human desk (a help-desk inbox): a conversation it takes by a handoff, an explicit switch
+    or an admin pin is held there (reason `held`) until the desk says `done`, an operator resets
+    it, the user switches explicitly or `hold_s` of inactivity pass."""
+    hold_s: float = DEFAULT_HOLD_MINUTES * 60.0
+    """A human desk's hold in seconds of inactivity (`hold_minutes` * 60); the route does not
+    expire while held. Unused unless `human`."""
 
 
 @dataclass(frozen=True, slots=True)
