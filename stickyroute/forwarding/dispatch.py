@@ -78,7 +78,8 @@ class Dispatcher:
         self.recorder = recorder
         self.late = LateAnswers(deliveries, clock)
         self.accounting = accounting if accounting is not None else Accounting(CollectorRegistry(), clock)
-        self.signals = signals if signals is not None else AgentSignals(config, router)
+        self.signals = signals if signals is not None else AgentSignals(config, router,
+                                                                        released=self.accounting.released)
         upstream = config.upstream
         self.settle_s = settle_s if settle_s is not None else (
             upstream.connect_timeout_s + upstream.timeout_s + config.classifier.timeout_s + 1.0)
