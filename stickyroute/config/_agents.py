@@ -10,11 +10,11 @@ from __future__ import annotations
 from collections.abc import Collection
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
 
+from stickyroute.config._desks import read_desk
 from stickyroute.config._reader import Table, quote
 from stickyroute.config._tokens import bearer_token_problem
-from stickyroute.config.model import DEFAULT_HOLD_MINUTES, Agent
+from stickyroute.config.model import Agent
 from stickyroute.config.rulepack import (
     ALIAS,
     RESERVED_NAMES,
@@ -88,22 +88,8 @@ def _read_agent(name: str, table: Table, config_dir: Path,
         max_connections=table.integer("max_connections", minimum=1),
         hidden=bool(table.boolean("hidden", False)),
         token=_token(table),
-        **_desk(table),
+        **read_desk(table),
     )
-
-
-def _desk(table: Table) -> dict[str, Any]:
-    """`sticky`, `human` and `hold_minutes` (issue #22): a human desk is always sticky, and
-    `hold_minutes` (> 0) belongs to a human desk only."""
-    sticky = table.boolean("sticky", True)
-    human = table.boolean("human", False)
-    hold_minutes = table.number("hold_minutes", positive=True)
-    if human and sticky is False:
-        table.error("sticky", "a human desk (human = true) is always sticky: remove sticky = false")
-    if hold_minutes is not None and not human:
-        table.error("hold_minutes", "only a human desk has a hold: set human = true, or remove hold_minutes")
-    return {"sticky": sticky is not False, "human": bool(human),
-            "hold_s": (hold_minutes if hold_minutes is not None else DEFAULT_HOLD_MINUTES) * 60.0}
 
 
 def _token(table: Table) -> str | None:

@@ -17,9 +17,10 @@ Liveness follows the caller's clock like every backend (a route lives while `now
 Route.expires_at(ttl_s)`: `last_active + ttl_s`, or a desk's hold when longer; recent texts while
 `now < written + ttl_s`); Redis's own expiry (the hash's PEXPIRE, the remaining lifetime plus one
 second) only frees memory, so nothing stays in Redis without an expiry. A route an agent's `done`
-released (`swap` to None) is written as nine empty fields: no route. `count`, `scan`, `census` and `prune` SCAN the channel's hashes: O(live conversations),
-for /stats and the admin API, not per request; `scan`'s hashed key is the first 12 hex of the key
-name's digest, so it equals the decision log's `conversation`.
+released (`swap` to None) is written as nine empty fields: no route. `count`, `scan`, `census`
+and `prune` SCAN the channel's hashes: O(live conversations), for /stats and the admin API, not
+per request; `scan`'s hashed key is the first 12 hex of the key name's digest, so it equals the
+decision log's `conversation`.
 """
 
 from __future__ import annotations
