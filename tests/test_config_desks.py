@@ -105,3 +105,21 @@ def test_broken_desk_settings_name_the_key(tmp_path, agents, expected):
 def test_desk_warnings(tmp_path, agents, ttl, expected):
     errors, warnings = problems(tmp_path, config_text(agents, ttl))
     assert (errors, [w for w in warnings if "desk" in w or "hold" in w]) == ([], expected)
+
+
+@pytest.mark.parametrize(
+    ("overrides", "expected"),
+    [
+        pytest.param("", True, id="default-on"),
+        pytest.param("auto_route_agent_releases = false\n", False, id="off"),
+    ],
+)
+def test_agent_releases_are_read_per_channel(tmp_path, overrides, expected):
+    config = load_config(write(tmp_path, config_text() + overrides), env={})
+    assert config.channels["telegram"].routing.agent_releases is expected
+
+
+def test_agent_releases_must_be_a_boolean(tmp_path):
+    errors = problems(tmp_path, config_text() + 'auto_route_agent_releases = "yes"\n')[0]
+    assert errors == ['channels.telegram.overrides.auto_route_agent_releases: expected true or false, '
+                      'got the string "yes"']

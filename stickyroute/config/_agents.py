@@ -24,8 +24,8 @@ from stickyroute.config.rulepack import (
     read_pack,
 )
 
-AGENT_KEYS = ("url", "channels", "description", "aliases", "keywords", "weak_keywords", "rules", "max_connections",
-              "hidden", "token", "sticky", "human", "hold_minutes")
+AGENT_KEYS = ("url", "channels", "description", "aliases", "keywords", "weak_keywords", "first_message_keywords",
+              "rules", "max_connections", "hidden", "token", "sticky", "human", "hold_minutes")
 
 
 def check_name(table: Table, name: str, what: str) -> bool:
@@ -66,6 +66,8 @@ def _read_agent(name: str, table: Table, config_dir: Path,
     keywords = merge_words(read_keywords(table, "keywords"), pack.keywords)
     weak = merge_words(read_keywords(table, "weak_keywords"), pack.weak_keywords,
                        exclude=keywords)
+    first = merge_words(read_keywords(table, "first_message_keywords"), pack.first_message_keywords,
+                        exclude=keywords + weak)
     aliases = merge_words(read_aliases(table, "aliases"), pack.aliases, exclude=(name,))
     description = table.string("description", allow_empty=True) or pack.description
     channel_urls = {}
@@ -85,6 +87,7 @@ def _read_agent(name: str, table: Table, config_dir: Path,
         aliases=aliases,
         keywords=keywords,
         weak_keywords=weak,
+        first_message_keywords=first,
         max_connections=table.integer("max_connections", minimum=1),
         hidden=bool(table.boolean("hidden", False)),
         token=_token(table),

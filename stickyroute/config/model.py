@@ -132,6 +132,10 @@ class RoutingSettings:
     better than `divergence` (README "Routing accuracy and LLM calls")."""
     agent_handoffs: bool = True
     """An agent's handoff switches the route at once (never over a user's explicit pin)."""
+    agent_releases: bool = True
+    """An agent's `done` releases the route (issue #22: the next message is decided afresh); a
+    human desk's `done` always ends its hold. `true` measured better with an LLM classifier
+    (docs: evaluation)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,6 +154,9 @@ class Agent:
     aliases: tuple[str, ...] = ()
     keywords: tuple[str, ...] = ()
     weak_keywords: tuple[str, ...] = ()
+    first_message_keywords: tuple[str, ...] = ()
+    """Keywords that choose a session's first message (strong weight) but never count on a live
+    route: they neither move nor hold it (a learned pack puts ambiguous domain words here)."""
     max_connections: int | None = None
     """This agent's pool size; None: `upstream.max_connections`."""
     hidden: bool = False

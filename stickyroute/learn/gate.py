@@ -28,6 +28,10 @@ from stickyroute.routing.explicit import AgentNames, ExplicitKind, parse_explici
 from stickyroute.routing.keywords import top_agent
 
 
+KEYWORD_JUDGE = object()
+"""`verdict`'s answer when the classifier is the keyword classifier (it answers from the scores)."""
+
+
 @dataclass(frozen=True, slots=True)
 class GateRules:
     """The routing knobs `predict` reads (keyword points; see `RoutingSettings`)."""
@@ -43,13 +47,15 @@ class GateRules:
     weak_weight: int
     short_message_chars: int
     acknowledgements: frozenset[str]
+    first_message_margin: int | None = 0
 
     @classmethod
     def from_settings(cls, settings: RoutingSettings) -> GateRules:
         return cls(settings.strategy, settings.confidence_threshold, settings.sticky_bonus,
                    settings.divergence_count, settings.keyword_switch_margin, settings.early_confirm_margin,
                    settings.contest_confirm, settings.strong_weight, settings.weak_weight,
-                   settings.short_message_chars, frozenset(a.casefold() for a in settings.acknowledgements))
+                   settings.short_message_chars, frozenset(a.casefold() for a in settings.acknowledgements),
+                   settings.first_message_margin)
 
 
 def is_unscored(text: str, rules: GateRules, names: AgentNames | None = None) -> bool:
@@ -60,12 +66,29 @@ def is_unscored(text: str, rules: GateRules, names: AgentNames | None = None) ->
 
 
 def predict(scores: Mapping[str, int], current: str | None, rules: GateRules) -> str | None:
-    """The agent the message goes to (None: the default agent, for a first message)."""
+    """The agent the message goes to with the keyword classifier (None: the default agent, for a
+    first message)."""
+    return verdict(scores, current, rules)[0]
+
+
+def verdict(scores: Mapping[str, int], current: str | None, rules: GateRules,
+            answer: str | None | object = KEYWORD_JUDGE) -> tuple[str | None, bool]:
+    """(the agent the message goes to, None: the default; whether the classifier was asked).
+
+    `answer` is what the classifier answers when asked: `KEYWORD_JUDGE` (the keyword classifier,
+    from `scores`), or an agent name (an LLM that gets the message right: the message's label)
+    or None (it answers none).
+    """
     threshold = rules.confidence_threshold
     if current is None:
-        return _classifier_answer(scores, threshold)
+        margin = rules.first_message_margin
+        if margin is not None:
+            best, top, second = top_agent(scores)
+            if best is not None and top >= threshold and top - second >= margin:
+                return best, False
+        return _answer(scores, threshold, answer), True
     if rules.strategy is not Strategy.STICKY_HEURISTIC:
-        return current
+        return current, False
     own = scores.get(current, 0)
     effective = dict(scores)
     effective[current] = own + rules.sticky_bonus
@@ -73,15 +96,21 @@ def predict(scores: Mapping[str, int], current: str | None, rules: GateRules) ->
     if best is not None and best != current and scores.get(best, 0) >= threshold:
         margin = rules.keyword_switch_margin
         if margin is not None and top - second >= margin:
-            return best
+            return best, False
         early = rules.early_confirm_margin
         if rules.divergence_count <= 1 or (early is not None and top - (own + rules.sticky_bonus) >= early):
-            return _confirmed(scores, current, threshold)
-        return current
+            return _confirmed(scores, current, threshold, answer), True
+        return current, False
     if (rules.contest_confirm and best is None and own + rules.sticky_bonus == top
             and any(a != current and s == top and s >= threshold for a, s in scores.items())):
-        return _confirmed(scores, current, threshold)
-    return current
+        return _confirmed(scores, current, threshold, answer), True
+    return current, False
+
+
+def _answer(scores: Mapping[str, int], threshold: int, answer: str | None | object) -> str | None:
+    if answer is KEYWORD_JUDGE:
+        return _classifier_answer(scores, threshold)
+    return answer if isinstance(answer, str) else None
 
 
 def _classifier_answer(scores: Mapping[str, int], threshold: int) -> str | None:
@@ -90,7 +119,7 @@ def _classifier_answer(scores: Mapping[str, int], threshold: int) -> str | None:
     return best if best is not None and top >= threshold else None
 
 
-def _confirmed(scores: Mapping[str, int], current: str, threshold: int) -> str:
+def _confirmed(scores: Mapping[str, int], current: str, threshold: int, answer: str | None | object) -> str:
     """A confirmation: switch to the classifier's answer when it is another agent, else stay."""
-    answer = _classifier_answer(scores, threshold)
-    return answer if answer is not None else current
+    chosen = _answer(scores, threshold, answer)
+    return chosen if chosen is not None else current

@@ -65,6 +65,10 @@ def render_pack(pack: LearnedPack, source: str, header: Sequence[str] = ()) -> s
     doc.add(tomlkit.nl())
     doc.add("keywords", _array(pack.keywords))
     doc.add("weak_keywords", _array(pack.weak_keywords))
+    if pack.first_message_keywords:
+        doc.add(tomlkit.nl())
+        doc.add(tomlkit.comment("Strong on a session's first message only: right there, wrong on a live route"))
+        doc.add("first_message_keywords", _array(pack.first_message_keywords))
     return tomlkit.dumps(doc)
 
 

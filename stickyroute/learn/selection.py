@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from stickyroute.learn.gate import GateRules, predict
+from stickyroute.learn.gate import KEYWORD_JUDGE, GateRules, verdict
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +52,9 @@ class ScoredMessage:
     target: str
     candidates: tuple[int, ...]
     unscored: bool = False
+    answer: str | None = None
+    """What an LLM classifier that reads the message answers when asked (its label; None for a
+    message about no agent, such as "thanks, bye")."""
 
 
 @dataclass(slots=True)
@@ -60,6 +63,11 @@ class _State:
     scores: list[dict[str, int]]
     values: list[float]
     occurrences: list[list[int]] = field(default_factory=list)
+    first_only: list[bool] = field(default_factory=list)
+
+
+Option = tuple[int, bool]
+"""A candidate's weight (points) and whether it counts on first messages only."""
 
 
 class GateCheck:
@@ -67,8 +75,12 @@ class GateCheck:
 
     def __init__(self, candidates: Sequence[Candidate], messages: Sequence[ScoredMessage], rules: GateRules,
                  default: str, initial: Sequence[int], related: Sequence[Sequence[int]],
-                 switch_penalty: float = 1.0, overlap_min_gain: float | None = None) -> None:
+                 switch_penalty: float = 1.0, overlap_min_gain: float | None = None, llm: bool = False,
+                 call_cost: float = 0.0, first_message_role: bool = False) -> None:
         self.candidates = candidates
+        self.llm = llm
+        self.call_cost = call_cost
+        self.first_message_role = first_message_role
         self.messages = messages
         self.rules = rules
         self.default = default
@@ -79,7 +91,8 @@ class GateCheck:
         for m, message in enumerate(messages):
             for c in message.candidates:
                 occurrences[c].append(m)
-        self._state = _State(list(initial), [{} for _ in messages], [0.0] * len(messages), occurrences)
+        self._state = _State(list(initial), [{} for _ in messages], [0.0] * len(messages), occurrences,
+                             [False] * len(candidates))
         for c, weight in enumerate(initial):
             if weight:
                 for m in occurrences[c]:
@@ -93,6 +106,11 @@ class GateCheck:
         return list(self._state.weights)
 
     @property
+    def first_only(self) -> list[bool]:
+        """Whether each candidate counts on first messages only (a `first_message_keywords` entry)."""
+        return list(self._state.first_only)
+
+    @property
     def total(self) -> float:
         """Sum of the messages' values (see the module docstring)."""
         return sum(self._state.values)
@@ -100,68 +118,99 @@ class GateCheck:
     def _value(self, m: int) -> float:
         message = self.messages[m]
         current = message.current
+        asked = False
         if message.unscored:
             routed = current or self.default
         else:
-            routed = predict(self._state.scores[m], current, self.rules) or self.default
+            answer = message.answer if self.llm else KEYWORD_JUDGE
+            agent, asked = verdict(self._state.scores[m], current, self.rules, answer)
+            routed = agent or self.default
+        cost = self.call_cost if asked else 0.0
         if routed == message.target:
-            return 1.0
-        return -self.switch_penalty if routed != (current or self.default) else 0.0
+            return 1.0 - cost
+        return (-self.switch_penalty if routed != (current or self.default) else 0.0) - cost
 
-    def gain(self, c: int, weight: int) -> float:
-        """How much the total changes if candidate `c` takes `weight` (nothing is kept)."""
+    def _points(self, m: int, option: Option) -> int:
+        """What a candidate with `option` adds to message `m`'s score."""
+        weight, first_only = option
+        return 0 if first_only and self.messages[m].current is not None else weight
+
+    def gain(self, c: int, weight: int, first_only: bool = False) -> float:
+        """How much the total changes if candidate `c` takes `weight` (on first messages only
+        when `first_only`); nothing is kept."""
         state = self._state
-        delta = weight - state.weights[c]
-        if not delta:
+        old, new = (state.weights[c], state.first_only[c]), (weight, first_only)
+        if old == new:
             return 0.0
         agent = self.candidates[c].agent
         change = 0.0
         for m in state.occurrences[c]:
+            delta = self._points(m, new) - self._points(m, old)
+            if not delta:
+                continue
             scores = state.scores[m]
             scores[agent] = scores.get(agent, 0) + delta
             change += self._value(m) - state.values[m]
             scores[agent] -= delta
         return change
 
-    def set(self, c: int, weight: int) -> None:
-        """Give candidate `c` its new weight and update the affected messages."""
+    def set(self, c: int, weight: int, first_only: bool = False) -> None:
+        """Give candidate `c` its new weight (first messages only when `first_only`) and update
+        the affected messages."""
         state = self._state
-        delta = weight - state.weights[c]
+        old, new = (state.weights[c], state.first_only[c]), (weight, first_only)
         agent = self.candidates[c].agent
-        state.weights[c] = weight
+        state.weights[c], state.first_only[c] = new
         for m in state.occurrences[c]:
-            scores = state.scores[m]
-            scores[agent] = scores.get(agent, 0) + delta
-            state.values[m] = self._value(m)
+            delta = self._points(m, new) - self._points(m, old)
+            if delta:
+                scores = state.scores[m]
+                scores[agent] = scores.get(agent, 0) + delta
+                state.values[m] = self._value(m)
 
     def select(self, min_gain: float = 2.0, passes: int = 2) -> None:
         """Coordinate ascent (module docstring); stops early when a pass changes nothing."""
         order = sorted(range(len(self.candidates)),
                        key=lambda c: (-self.candidates[c].messages, self.candidates[c].term, self.candidates[c].agent))
+        state = self._state
         for _ in range(passes):
             changed = False
             for c in order:
-                best_weight, best_gain = self._state.weights[c], 0.0
+                current: Option = (state.weights[c], state.first_only[c])
+                best, best_gain = current, 0.0
                 raise_gain = min_gain
-                if any(self._state.weights[r] for r in self.related[c]):
+                if any(state.weights[r] for r in self.related[c]):
                     raise_gain = max(min_gain, self.overlap_min_gain or 0.0)
-                for weight in self._allowed(c):
-                    gain = self.gain(c, weight)
-                    needed = raise_gain if weight > self._state.weights[c] else 1e-9
+                for option in self._allowed(c):
+                    gain = self.gain(c, *option)
+                    needed = raise_gain if self._rank(option) > self._rank(current) else 1e-9
                     if gain >= needed and gain > best_gain:
-                        best_weight, best_gain = weight, gain
-                if best_weight != self._state.weights[c]:
-                    self.set(c, best_weight)
+                        best, best_gain = option, gain
+                if best != current:
+                    self.set(c, *best)
                     changed = True
             if not changed:
                 break
 
-    def _allowed(self, c: int) -> tuple[int, ...]:
+    def _rank(self, option: Option) -> int:
+        """off < weak < strong on first messages only < strong (raising one needs `min_gain`)."""
+        weight, first_only = option
+        if weight == 0:
+            return 0
+        if weight < self.rules.strong_weight:
+            return 1
+        return 2 if first_only else 3
+
+    def _allowed(self, c: int) -> tuple[Option, ...]:
         weights = self._state.weights
         if self.overlap_min_gain is None and any(weights[r] for r in self.related[c]):
-            return (0,)
-        strong = (self.rules.strong_weight,) if self.candidates[c].strong_ok else ()
-        return (0, self.rules.weak_weight, *strong)
+            return ((0, False),)
+        options: tuple[Option, ...] = ((0, False), (self.rules.weak_weight, False))
+        if self.candidates[c].strong_ok:
+            options += ((self.rules.strong_weight, False),)
+            if self.first_message_role:
+                options += ((self.rules.strong_weight, True),)
+        return options
 
     def gate_effect(self, c: int) -> float:
         """The total lost if candidate `c` alone were turned off (0 for an off candidate)."""

@@ -51,3 +51,11 @@ class LearnSettings:
     """Gate check: coordinate-ascent passes."""
     prior_messages: float = 100.0
     """alpha0 of the informative Dirichlet prior (scoring), in messages."""
+    llm_judge: bool = False
+    """Gate check: the packs will run with an LLM classifier that gets a message right when asked
+    (a confirmation is a call, not a decision by the same keywords); False: the keyword classifier."""
+    call_cost: float = 0.0
+    """Gate check: what one classifier call costs, in messages (with an LLM: calls are money)."""
+    first_message_role: bool = False
+    """Gate check: a keyword may also be made strong on first messages only (`first_message_keywords`:
+    it chooses a session's first agent, never moves a live route)."""

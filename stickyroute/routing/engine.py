@@ -140,7 +140,7 @@ def _stay_reason(route: Route | None) -> str:
 def _first_message(text: str, rules: ChannelRules, now: float) -> Decision | NeedsClassification:
     settings = rules.settings
     margin = settings.first_message_margin
-    scores = rules.scorer.scores(text) if margin is not None else {}
+    scores = rules.scorer.first_scores(text) if margin is not None else {}
     if margin is not None:
         best, top, second = top_agent(scores)
         if best is not None and top >= settings.confidence_threshold and top - second >= margin:

@@ -11,6 +11,10 @@ broken where a script without spaces starts or ends (Unicode UAX #29: "用docker
 the word "docker"). A keyword listed twice for one agent (any spelling that folds to the same
 words, or in both lists) counts once, at its higher weight.
 
+`first_message_keywords` (issue #22) score `strong_weight` points in `first_scores` only: they
+help choose a session's first message, and never count on a live route (`scores`), so they can
+neither move a route nor hold one. A keyword also in an agent's other lists is one of those.
+
 The message is tokenised once (`\\w+` on the casefolded text); the tokens that start a keyword
 are found by one set intersection and phrases are checked from their first token, so scoring
 costs O(tokens), not O(keywords).
@@ -76,6 +80,7 @@ class AgentKeywords:
     agent: str
     keywords: Sequence[str] = ()
     weak_keywords: Sequence[str] = ()
+    first_message_keywords: Sequence[str] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,8 +91,18 @@ class _Entry:
     rest: tuple[str, ...]  # tokens after the first one (empty for single words)
 
 
+@dataclass(slots=True)
+class _Index:
+    """Keyword entries by first token, plus the substring keywords of scripts without spaces."""
+
+    by_first: dict[str, list[_Entry]]
+    substrings: list[tuple[int, str, str, int]]
+    firsts: frozenset[str] = frozenset()
+
+
 class KeywordScorer:
-    """Scores text against agents' keywords: `scores(text) -> {agent: points}`.
+    """Scores text against agents' keywords: `scores(text) -> {agent: points}` on a live route,
+    `first_scores(text)` for a session's first message (`first_message_keywords` counted too).
 
     Agents without any match are absent from the result (their score is 0). Raises nothing;
     keywords that contain no word character are ignored.
@@ -99,8 +114,8 @@ class KeywordScorer:
         strong_weight: int = 6,
         weak_weight: int = 1,
     ) -> None:
-        self._by_first: dict[str, list[_Entry]] = {}
-        self._substrings: list[tuple[int, str, str, int]] = []
+        live = _Index({}, [])
+        opening = _Index({}, [])
         self.agents: tuple[str, ...] = ()
         names = []
         next_id = 0
@@ -113,35 +128,53 @@ class KeywordScorer:
                 form = keyword_form(keyword)
                 if form:
                     distinct[form] = max(points, distinct.get(form, points))
-            for form, points in distinct.items():
-                if isinstance(form, str):
-                    self._substrings.append((next_id, form, agent.agent, points))
-                else:
-                    entry = _Entry(next_id, agent.agent, points, form[1:])
-                    self._by_first.setdefault(form[0], []).append(entry)
-                next_id += 1
+            first_only = {form: strong_weight for form in map(keyword_form, agent.first_message_keywords)
+                          if form and form not in distinct}
+            for index, forms in ((live, distinct), (opening, first_only)):
+                for form, points in forms.items():
+                    if isinstance(form, str):
+                        index.substrings.append((next_id, form, agent.agent, points))
+                    else:
+                        index.by_first.setdefault(form[0], []).append(_Entry(next_id, agent.agent, points, form[1:]))
+                    next_id += 1
         self.agents = tuple(names)
-        self._firsts = frozenset(self._by_first)
+        live.firsts = frozenset(live.by_first)
+        self._live = live
+        if opening.by_first or opening.substrings:
+            merged = {token: [*live.by_first.get(token, ()), *entries] for token, entries in opening.by_first.items()}
+            self._first = _Index({**live.by_first, **merged}, live.substrings + opening.substrings)
+            self._first.firsts = frozenset(self._first.by_first)
+        else:
+            self._first = live
 
     def scores(self, text: str) -> dict[str, int]:
-        """Raw keyword score per agent for `text` (points; agents with 0 omitted)."""
-        folded = fold(text)
-        tokens = words(folded)
-        seen: set[int] = set()
-        result: dict[str, int] = {}
-        hits = self._firsts.intersection(tokens)  # the tokens that start a keyword, each once
-        ordered = sorted(hits, key=tokens.index) if len(hits) > 1 else hits  # message order
-        for token in ordered:
-            for entry in self._by_first[token]:
-                if entry.keyword_id in seen or (entry.rest and not _phrase_at(tokens, token, entry.rest)):
-                    continue
-                seen.add(entry.keyword_id)
-                result[entry.agent] = result.get(entry.agent, 0) + entry.points
-        for keyword_id, needle, agent, points in self._substrings:
-            if needle in folded and keyword_id not in seen:
-                seen.add(keyword_id)
-                result[agent] = result.get(agent, 0) + points
-        return result
+        """Raw keyword score per agent for `text` on a live route (points; agents with 0 omitted)."""
+        return _score(self._live, text)
+
+    def first_scores(self, text: str) -> dict[str, int]:
+        """Raw keyword score per agent for a session's first message: `scores` plus each agent's
+        `first_message_keywords`."""
+        return _score(self._first, text)
+
+
+def _score(index: _Index, text: str) -> dict[str, int]:
+    folded = fold(text)
+    tokens = words(folded)
+    seen: set[int] = set()
+    result: dict[str, int] = {}
+    hits = index.firsts.intersection(tokens)  # the tokens that start a keyword, each once
+    ordered = sorted(hits, key=tokens.index) if len(hits) > 1 else hits  # message order
+    for token in ordered:
+        for entry in index.by_first[token]:
+            if entry.keyword_id in seen or (entry.rest and not _phrase_at(tokens, token, entry.rest)):
+                continue
+            seen.add(entry.keyword_id)
+            result[entry.agent] = result.get(entry.agent, 0) + entry.points
+    for keyword_id, needle, agent, points in index.substrings:
+        if needle in folded and keyword_id not in seen:
+            seen.add(keyword_id)
+            result[agent] = result.get(agent, 0) + points
+    return result
 
 
 def _phrase_at(tokens: list[str], first: str, rest: tuple[str, ...]) -> bool:

@@ -35,6 +35,9 @@ class _FixedScores:
     def scores(self, _text: str) -> dict[str, int]:
         return dict(self.fixed)
 
+    def first_scores(self, _text: str) -> dict[str, int]:
+        return dict(self.fixed)
+
 
 def engine_agent(scores: dict[str, int], current: str | None, settings: RoutingSettings) -> str:
     agents = {n: Agent(n, "http://127.0.0.1:9/x") for n in AGENTS}

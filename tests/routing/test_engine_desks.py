@@ -163,6 +163,12 @@ async def test_the_user_ends_the_hold_explicitly(command: str, expected: tuple[s
         expected, state, hold)
 
 
+async def test_a_desk_releases_its_hold_even_when_agent_releases_are_off() -> None:
+    sc = handed_to_desk(HEUR, agent_releases=False, **SHIPPED)
+    await sc.play([LONG])
+    assert sc.signal(Signal(SignalKind.DONE, "humans"), after_s=5) == Released(None)
+
+
 async def test_a_desk_the_classifier_chose_is_not_held() -> None:
     """Only a handoff, an explicit switch or an admin pin starts a hold: a desk chosen by the
     classifier is an ordinary route."""

@@ -97,6 +97,8 @@ async def test_release_then_a_first_message_to_a_detour_agent_caches_nothing() -
                      [("coder", "neutral")], ("coder", False, None, 0), id="another-agent-cannot-release-it"),
         pytest.param(OFF, {}, done(), Ignored("auto_route is off"), [("coder", "cache")],
                      ("coder", False, None, 0), id="ignored-under-off"),
+        pytest.param(HEUR, {"agent_releases": False}, done(), Ignored("auto_route_agent_releases is false"),
+                     [("coder", "neutral")], ("coder", False, None, 0), id="ignored-when-releases-are-off"),
     ],
 )
 async def test_release_vs_explicit_pin(strategy: Strategy, setup: dict[str, Any], signal: Signal,
