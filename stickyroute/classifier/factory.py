@@ -35,12 +35,10 @@ def build_classifier(
     *,
     clock: Callable[[], float],
     config_path: str = "<config>",
-    first_score: Callable[[str], Mapping[str, int]] | None = None,
 ) -> tuple[Classifier, str]:
     """(classifier, startup log line) for `settings.provider`.
 
-    `score`/`threshold` feed the keyword classifier (`first_score`: how it scores a session's
-    first message, default `score`); `clock` (seconds, monotonic) times Groq
+    `score`/`threshold` feed the keyword classifier; `clock` (seconds, monotonic) times Groq
     calls; `env` is the process environment (read
     for `settings.api_key_env` and GROQ_BASE_URL); `http_client` is handed to Groq (None: the
     classifier builds and owns one). Raises ConfigError naming `classifier.provider` for an
@@ -55,7 +53,7 @@ def build_classifier(
         )])
     api_key = env.get(settings.api_key_env, "").strip()
     if provider in ("keywords", "heuristic"):
-        return KeywordClassifier(score, threshold, first_score), (
+        return KeywordClassifier(score, threshold), (
             f"classifier: keyword gate (provider = {provider}; no LLM calls)"
         )
     if not api_key:
@@ -65,7 +63,7 @@ def build_classifier(
                 f'"groq" needs an API key in the environment variable {settings.api_key_env} '
                 f"(classifier.api_key_env), which is not set",
             )])
-        return KeywordClassifier(score, threshold, first_score), (
+        return KeywordClassifier(score, threshold), (
             f"classifier: keyword gate ({settings.api_key_env} not set; no LLM calls)"
         )
     from stickyroute.classifier.groq import GroqClassifier  # the only importer of the groq SDK

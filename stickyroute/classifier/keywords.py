@@ -3,10 +3,7 @@
 Rule (issue 4, `provider = "keywords"`, also accepted as `"heuristic"`): among
 `request.candidates`, the unique top keyword
 scorer whose score is at or above `threshold` (keyword points, e.g. 6 = one strong keyword) is
-the answer; a tie at the top, a top score below the threshold (or 0) or no candidates give none.
-A session's first message (no `request.current`) is scored with `first_score` when given (the
-gate's `first_scores`: `first_message_keywords` count there only, issue #22).
-"""
+the answer; a tie at the top, a top score below the threshold (or 0) or no candidates give none."""
 
 from __future__ import annotations
 
@@ -24,19 +21,16 @@ class KeywordClassifier:
 
     name = "keywords"
 
-    def __init__(self, score: Callable[[str], Mapping[str, int]], threshold: int,
-                 first_score: Callable[[str], Mapping[str, int]] | None = None) -> None:
+    def __init__(self, score: Callable[[str], Mapping[str, int]], threshold: int) -> None:
         self._score = score
-        self._first_score = first_score or score
         self._threshold = threshold
 
     def __repr__(self) -> str:
         return f"KeywordClassifier(threshold={self._threshold})"
 
-    def choose(self, text: str, names: tuple[str, ...], first: bool = False) -> str | None:
-        """The unique top scorer among `names` at or above the threshold, else None (`first`: a
-        session's first message, scored with `first_score`)."""
-        scores = (self._first_score if first else self._score)(text)
+    def choose(self, text: str, names: tuple[str, ...]) -> str | None:
+        """The unique top scorer among `names` at or above the threshold, else None."""
+        scores = self._score(text)
         ranked = sorted(((scores.get(n, 0), n) for n in names), reverse=True)
         if not ranked:
             return None
@@ -49,7 +43,7 @@ class KeywordClassifier:
 
     async def classify(self, request: ClassificationRequest) -> Classification:
         """Outcome.AGENT with the unique top scorer, else Outcome.NONE; zero tokens, latency 0."""
-        agent = self.choose(request.text, tuple(c.name for c in request.candidates), first=request.current is None)
+        agent = self.choose(request.text, tuple(c.name for c in request.candidates))
         if agent is None:
             return Classification(outcome=Outcome.NONE)
         return Classification(outcome=Outcome.AGENT, agent=agent)

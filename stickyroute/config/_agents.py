@@ -24,7 +24,7 @@ from stickyroute.config.rulepack import (
     read_pack,
 )
 
-AGENT_KEYS = ("url", "channels", "description", "aliases", "keywords", "weak_keywords", "first_message_keywords",
+AGENT_KEYS = ("url", "channels", "description", "aliases", "keywords", "weak_keywords", "confirm_keywords",
               "rules", "max_connections", "hidden", "token", "sticky", "human", "hold_minutes")
 
 
@@ -66,7 +66,7 @@ def _read_agent(name: str, table: Table, config_dir: Path,
     keywords = merge_words(read_keywords(table, "keywords"), pack.keywords)
     weak = merge_words(read_keywords(table, "weak_keywords"), pack.weak_keywords,
                        exclude=keywords)
-    first = merge_words(read_keywords(table, "first_message_keywords"), pack.first_message_keywords,
+    first = merge_words(read_keywords(table, "confirm_keywords"), pack.confirm_keywords,
                         exclude=keywords + weak)
     aliases = merge_words(read_aliases(table, "aliases"), pack.aliases, exclude=(name,))
     description = table.string("description", allow_empty=True) or pack.description
@@ -87,7 +87,7 @@ def _read_agent(name: str, table: Table, config_dir: Path,
         aliases=aliases,
         keywords=keywords,
         weak_keywords=weak,
-        first_message_keywords=first,
+        confirm_keywords=first,
         max_connections=table.integer("max_connections", minimum=1),
         hidden=bool(table.boolean("hidden", False)),
         token=_token(table),

@@ -154,9 +154,10 @@ class Agent:
     aliases: tuple[str, ...] = ()
     keywords: tuple[str, ...] = ()
     weak_keywords: tuple[str, ...] = ()
-    first_message_keywords: tuple[str, ...] = ()
-    """Keywords that choose a session's first message (strong weight) but never count on a live
-    route: they neither move nor hold it (a learned pack puts ambiguous domain words here)."""
+    confirm_keywords: tuple[str, ...] = ()
+    """Keywords that count as strong ones but never decide alone (issue #22): a message they point
+    to another agent goes to the classifier (a first message too), never switches by keywords
+    alone; a learned pack puts there the words that are right often enough to ask, not to decide."""
     max_connections: int | None = None
     """This agent's pool size; None: `upstream.max_connections`."""
     hidden: bool = False

@@ -27,7 +27,6 @@ from stickyroute.routing.engine import is_acknowledgement, is_short
 from stickyroute.routing.explicit import AgentNames, ExplicitKind, parse_explicit
 from stickyroute.routing.keywords import top_agent
 
-
 KEYWORD_JUDGE = object()
 """`verdict`'s answer when the classifier is the keyword classifier (it answers from the scores)."""
 
@@ -72,19 +71,22 @@ def predict(scores: Mapping[str, int], current: str | None, rules: GateRules) ->
 
 
 def verdict(scores: Mapping[str, int], current: str | None, rules: GateRules,
-            answer: str | None | object = KEYWORD_JUDGE) -> tuple[str | None, bool]:
+            answer: str | object | None = KEYWORD_JUDGE,
+            decisive: Mapping[str, int] | None = None) -> tuple[str | None, bool]:
     """(the agent the message goes to, None: the default; whether the classifier was asked).
 
     `answer` is what the classifier answers when asked: `KEYWORD_JUDGE` (the keyword classifier,
     from `scores`), or an agent name (an LLM that gets the message right: the message's label)
-    or None (it answers none).
+    or None (it answers none). `decisive` are the scores without confirm keywords (None: the
+    same as `scores`): a decision by keywords alone needs its winner there too.
     """
     threshold = rules.confidence_threshold
     if current is None:
         margin = rules.first_message_margin
         if margin is not None:
             best, top, second = top_agent(scores)
-            if best is not None and top >= threshold and top - second >= margin:
+            if (best is not None and top >= threshold and top - second >= margin
+                    and _decisive(decisive, best, None, margin, rules)):
                 return best, False
         return _answer(scores, threshold, answer), True
     if rules.strategy is not Strategy.STICKY_HEURISTIC:
@@ -95,7 +97,7 @@ def verdict(scores: Mapping[str, int], current: str | None, rules: GateRules,
     best, top, second = top_agent(effective)
     if best is not None and best != current and scores.get(best, 0) >= threshold:
         margin = rules.keyword_switch_margin
-        if margin is not None and top - second >= margin:
+        if margin is not None and top - second >= margin and _decisive(decisive, best, current, margin, rules):
             return best, False
         early = rules.early_confirm_margin
         if rules.divergence_count <= 1 or (early is not None and top - (own + rules.sticky_bonus) >= early):
@@ -107,7 +109,19 @@ def verdict(scores: Mapping[str, int], current: str | None, rules: GateRules,
     return current, False
 
 
-def _answer(scores: Mapping[str, int], threshold: int, answer: str | None | object) -> str | None:
+def _decisive(decisive: Mapping[str, int] | None, best: str, current: str | None, margin: int,
+              rules: GateRules) -> bool:
+    """The engine's `_decisive`: `best` also wins by `margin` without confirm keywords."""
+    if decisive is None:
+        return True
+    effective = dict(decisive)
+    if current is not None:
+        effective[current] = effective.get(current, 0) + rules.sticky_bonus
+    winner, top, second = top_agent(effective)
+    return winner == best and effective.get(best, 0) >= rules.confidence_threshold and top - second >= margin
+
+
+def _answer(scores: Mapping[str, int], threshold: int, answer: str | object | None) -> str | None:
     if answer is KEYWORD_JUDGE:
         return _classifier_answer(scores, threshold)
     return answer if isinstance(answer, str) else None
@@ -119,7 +133,7 @@ def _classifier_answer(scores: Mapping[str, int], threshold: int) -> str | None:
     return best if best is not None and top >= threshold else None
 
 
-def _confirmed(scores: Mapping[str, int], current: str, threshold: int, answer: str | None | object) -> str:
+def _confirmed(scores: Mapping[str, int], current: str, threshold: int, answer: str | object | None) -> str:
     """A confirmation: switch to the classifier's answer when it is another agent, else stay."""
     chosen = _answer(scores, threshold, answer)
     return chosen if chosen is not None else current

@@ -16,7 +16,7 @@ from stickyroute.config.model import RoutingSettings
 from stickyroute.learn.counts import count_terms, observe
 from stickyroute.learn.gate import GateRules, is_unscored
 from stickyroute.learn.labels import Evidence, LabelledConversation
-from stickyroute.learn.proposals import FIRST, OFF, STRONG, WEAK, Proposal, Seeds, propose, starting_weights
+from stickyroute.learn.proposals import CONFIRM, OFF, STRONG, WEAK, Proposal, Seeds, propose, starting_weights
 from stickyroute.learn.scoring import TermScore, score_terms
 from stickyroute.learn.selection import GateCheck, ScoredMessage, related_candidates
 from stickyroute.learn.settings import LearnSettings
@@ -47,9 +47,9 @@ class LearnedPack:
     weak_keywords: tuple[LearnedKeyword, ...]
     dropped: tuple[LearnedKeyword, ...]
     messages: int
-    first_message_keywords: tuple[LearnedKeyword, ...] = ()
-    """Keywords that decide a first message but never count on a live route (the gate check
-    found them right on first messages and wrong on live routes)."""
+    confirm_keywords: tuple[LearnedKeyword, ...] = ()
+    """Keywords right often enough to ask the classifier, not to decide alone (the gate check
+    found them worth more as confirm keywords than as strong ones)."""
 
 
 def learn(conversations: Sequence[LabelledConversation], seeds: Mapping[str, Seeds], routing: RoutingSettings,
@@ -74,15 +74,15 @@ def learn(conversations: Sequence[LabelledConversation], seeds: Mapping[str, See
     messages = _scored_messages(conversations, observed, proposals, rules, default, names)
     gate = GateCheck(candidates, messages, rules, default, initial, related, settings.switch_penalty,
                      settings.overlap_min_gain, llm=settings.llm_judge, call_cost=settings.call_cost,
-                     first_message_role=settings.first_message_role)
+                     confirm_role=settings.confirm_role)
     gate.select(settings.min_gain, settings.passes)
-    weights, first_only = gate.weights, gate.first_only
-    chosen: dict[str, dict[str, list[LearnedKeyword]]] = {a: {STRONG: [], WEAK: [], OFF: [], FIRST: []}
+    weights, confirm = gate.weights, gate.confirm
+    chosen: dict[str, dict[str, list[LearnedKeyword]]] = {a: {STRONG: [], WEAK: [], OFF: [], CONFIRM: []}
                                                           for a in agents}
     for i, proposal in enumerate(proposals):
         strength = STRONG if weights[i] == rules.strong_weight else WEAK if weights[i] else OFF
-        if strength == STRONG and first_only[i]:
-            strength = FIRST
+        if strength == STRONG and confirm[i]:
+            strength = CONFIRM
         if strength == OFF and proposal.origin != "yours":
             continue
         effect = gate.gate_effect(i) if weights[i] else 0.0
@@ -90,7 +90,7 @@ def learn(conversations: Sequence[LabelledConversation], seeds: Mapping[str, See
         chosen[proposal.candidate.agent][strength].append(keyword)
     return tuple(
         LearnedPack(agent, _ordered(lists[STRONG]), _ordered(lists[WEAK]), _ordered(lists[OFF]),
-                    counts.messages.get(agent, 0), _ordered(lists[FIRST]))
+                    counts.messages.get(agent, 0), _ordered(lists[CONFIRM]))
         for agent, lists in chosen.items()
     )
 

@@ -63,11 +63,12 @@ class _State:
     scores: list[dict[str, int]]
     values: list[float]
     occurrences: list[list[int]] = field(default_factory=list)
-    first_only: list[bool] = field(default_factory=list)
+    confirm: list[bool] = field(default_factory=list)
+    decisive: list[dict[str, int]] = field(default_factory=list)
 
 
 Option = tuple[int, bool]
-"""A candidate's weight (points) and whether it counts on first messages only."""
+"""A candidate's weight (points) and whether it is a confirm keyword (it never decides alone)."""
 
 
 class GateCheck:
@@ -76,11 +77,11 @@ class GateCheck:
     def __init__(self, candidates: Sequence[Candidate], messages: Sequence[ScoredMessage], rules: GateRules,
                  default: str, initial: Sequence[int], related: Sequence[Sequence[int]],
                  switch_penalty: float = 1.0, overlap_min_gain: float | None = None, llm: bool = False,
-                 call_cost: float = 0.0, first_message_role: bool = False) -> None:
+                 call_cost: float = 0.0, confirm_role: bool = False) -> None:
         self.candidates = candidates
         self.llm = llm
         self.call_cost = call_cost
-        self.first_message_role = first_message_role
+        self.confirm_role = confirm_role
         self.messages = messages
         self.rules = rules
         self.default = default
@@ -92,12 +93,12 @@ class GateCheck:
             for c in message.candidates:
                 occurrences[c].append(m)
         self._state = _State(list(initial), [{} for _ in messages], [0.0] * len(messages), occurrences,
-                             [False] * len(candidates))
+                             [False] * len(candidates), [{} for _ in messages])
         for c, weight in enumerate(initial):
             if weight:
                 for m in occurrences[c]:
-                    scores = self._state.scores[m]
-                    scores[candidates[c].agent] = scores.get(candidates[c].agent, 0) + weight
+                    for scores in (self._state.scores[m], self._state.decisive[m]):
+                        scores[candidates[c].agent] = scores.get(candidates[c].agent, 0) + weight
         self._state.values = [self._value(m) for m in range(len(messages))]
 
     @property
@@ -106,9 +107,9 @@ class GateCheck:
         return list(self._state.weights)
 
     @property
-    def first_only(self) -> list[bool]:
-        """Whether each candidate counts on first messages only (a `first_message_keywords` entry)."""
-        return list(self._state.first_only)
+    def confirm(self) -> list[bool]:
+        """Whether each candidate is a confirm keyword (`confirm_keywords`: it never decides alone)."""
+        return list(self._state.confirm)
 
     @property
     def total(self) -> float:
@@ -123,49 +124,51 @@ class GateCheck:
             routed = current or self.default
         else:
             answer = message.answer if self.llm else KEYWORD_JUDGE
-            agent, asked = verdict(self._state.scores[m], current, self.rules, answer)
+            decisive = self._state.decisive[m] if self.confirm_role else None
+            agent, asked = verdict(self._state.scores[m], current, self.rules, answer, decisive)
             routed = agent or self.default
         cost = self.call_cost if asked else 0.0
         if routed == message.target:
             return 1.0 - cost
         return (-self.switch_penalty if routed != (current or self.default) else 0.0) - cost
 
-    def _points(self, m: int, option: Option) -> int:
-        """What a candidate with `option` adds to message `m`'s score."""
-        weight, first_only = option
-        return 0 if first_only and self.messages[m].current is not None else weight
-
-    def gain(self, c: int, weight: int, first_only: bool = False) -> float:
-        """How much the total changes if candidate `c` takes `weight` (on first messages only
-        when `first_only`); nothing is kept."""
+    def _shift(self, m: int, agent: str, old: Option, new: Option, sign: int = 1) -> bool:
+        """Move message `m`'s scores from `old` to `new` for `agent` (`sign` -1 undoes it); True
+        when anything changed."""
+        full = new[0] - old[0]
+        decisive = (0 if new[1] else new[0]) - (0 if old[1] else old[0])
+        if not full and not decisive:
+            return False
         state = self._state
-        old, new = (state.weights[c], state.first_only[c]), (weight, first_only)
+        scores, kept = state.scores[m], state.decisive[m]
+        scores[agent] = scores.get(agent, 0) + sign * full
+        kept[agent] = kept.get(agent, 0) + sign * decisive
+        return True
+
+    def gain(self, c: int, weight: int, confirm: bool = False) -> float:
+        """How much the total changes if candidate `c` takes `weight` (as a confirm keyword when
+        `confirm`); nothing is kept."""
+        state = self._state
+        old, new = (state.weights[c], state.confirm[c]), (weight, confirm)
         if old == new:
             return 0.0
         agent = self.candidates[c].agent
         change = 0.0
         for m in state.occurrences[c]:
-            delta = self._points(m, new) - self._points(m, old)
-            if not delta:
-                continue
-            scores = state.scores[m]
-            scores[agent] = scores.get(agent, 0) + delta
-            change += self._value(m) - state.values[m]
-            scores[agent] -= delta
+            if self._shift(m, agent, old, new):
+                change += self._value(m) - state.values[m]
+                self._shift(m, agent, old, new, -1)
         return change
 
-    def set(self, c: int, weight: int, first_only: bool = False) -> None:
-        """Give candidate `c` its new weight (first messages only when `first_only`) and update
-        the affected messages."""
+    def set(self, c: int, weight: int, confirm: bool = False) -> None:
+        """Give candidate `c` its new weight (a confirm keyword when `confirm`) and update the
+        affected messages."""
         state = self._state
-        old, new = (state.weights[c], state.first_only[c]), (weight, first_only)
+        old, new = (state.weights[c], state.confirm[c]), (weight, confirm)
         agent = self.candidates[c].agent
-        state.weights[c], state.first_only[c] = new
+        state.weights[c], state.confirm[c] = new
         for m in state.occurrences[c]:
-            delta = self._points(m, new) - self._points(m, old)
-            if delta:
-                scores = state.scores[m]
-                scores[agent] = scores.get(agent, 0) + delta
+            if self._shift(m, agent, old, new):
                 state.values[m] = self._value(m)
 
     def select(self, min_gain: float = 2.0, passes: int = 2) -> None:
@@ -176,7 +179,7 @@ class GateCheck:
         for _ in range(passes):
             changed = False
             for c in order:
-                current: Option = (state.weights[c], state.first_only[c])
+                current: Option = (state.weights[c], state.confirm[c])
                 best, best_gain = current, 0.0
                 raise_gain = min_gain
                 if any(state.weights[r] for r in self.related[c]):
@@ -193,13 +196,13 @@ class GateCheck:
                 break
 
     def _rank(self, option: Option) -> int:
-        """off < weak < strong on first messages only < strong (raising one needs `min_gain`)."""
-        weight, first_only = option
+        """off < weak < confirm < strong (raising one needs `min_gain`)."""
+        weight, confirm = option
         if weight == 0:
             return 0
         if weight < self.rules.strong_weight:
             return 1
-        return 2 if first_only else 3
+        return 2 if confirm else 3
 
     def _allowed(self, c: int) -> tuple[Option, ...]:
         weights = self._state.weights
@@ -208,7 +211,7 @@ class GateCheck:
         options: tuple[Option, ...] = ((0, False), (self.rules.weak_weight, False))
         if self.candidates[c].strong_ok:
             options += ((self.rules.strong_weight, False),)
-            if self.first_message_role:
+            if self.confirm_role:
                 options += ((self.rules.strong_weight, True),)
         return options
 

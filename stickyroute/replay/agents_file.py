@@ -6,7 +6,7 @@
     aliases = ["rooms"]                 # optional, as in the config
     keywords = ["guesthouse", ...]      # strong keywords
     weak_keywords = ["room", ...]       # weak keywords
-    first_message_keywords = ["stay"]   # strong on a first message only
+    confirm_keywords = ["stay"]         # strong, confirmed by the classifier before they decide
     sticky = false                      # a detour agent (issue #22): the route stays where it was
     rules = "learned/hotel.toml"        # a rule pack, relative to this file
     services = ["Hotels"]               # informational (the SGD service families): ignored
@@ -41,7 +41,7 @@ from stickyroute.config.rulepack import (
 )
 from stickyroute.errors import ConfigError
 
-AGENT_KEYS = ("name", "description", "aliases", "keywords", "weak_keywords", "first_message_keywords", "rules",
+AGENT_KEYS = ("name", "description", "aliases", "keywords", "weak_keywords", "confirm_keywords", "rules",
               "services", "sticky")
 UNUSED_URL = "http://127.0.0.1:9/unused"
 """Replays never forward: every agent gets this loopback URL."""
@@ -100,7 +100,7 @@ def _read_agent(table: Table, folder: Path, extra: ExtraPacks | None) -> Agent |
     pack = read_pack(table, table.string("rules"), folder)
     keywords = merge_words(read_keywords(table, "keywords"), pack.keywords)
     weak = merge_words(read_keywords(table, "weak_keywords"), pack.weak_keywords, exclude=keywords)
-    first = merge_words(read_keywords(table, "first_message_keywords"), pack.first_message_keywords,
+    first = merge_words(read_keywords(table, "confirm_keywords"), pack.confirm_keywords,
                         exclude=keywords + weak)
     sticky = table.boolean("sticky", True) is not False
     aliases = merge_words(read_aliases(table, "aliases"), pack.aliases)
@@ -114,12 +114,12 @@ def _read_agent(table: Table, folder: Path, extra: ExtraPacks | None) -> Agent |
         learned = read_pack(table, str(Path(extra.folder) / f"{name}.toml"), Path("."))
         if extra.only:
             keywords, weak = learned.keywords, merge_words(learned.weak_keywords, exclude=learned.keywords)
-            first = merge_words(learned.first_message_keywords, exclude=keywords + weak)
+            first = merge_words(learned.confirm_keywords, exclude=keywords + weak)
         else:
             keywords = merge_words(keywords, learned.keywords)
             weak = merge_words(weak, learned.weak_keywords, exclude=keywords)
-            first = merge_words(first, learned.first_message_keywords, exclude=keywords + weak)
+            first = merge_words(first, learned.confirm_keywords, exclude=keywords + weak)
     if extra is not None and name in extra.non_sticky:
         sticky = False
     return Agent(name=name, url=UNUSED_URL, description=description, aliases=tuple(a for a in aliases if a != name),
-                 keywords=keywords, weak_keywords=weak, first_message_keywords=first, sticky=sticky)
+                 keywords=keywords, weak_keywords=weak, confirm_keywords=first, sticky=sticky)

@@ -21,5 +21,4 @@ def offline_router(config: Config, classifier: Classifier) -> Router:
 
 def keyword_classifier(config: Config) -> KeywordClassifier:
     """The keyword classifier the server builds for `config` (global scorer and threshold)."""
-    scorer = global_scorer(config)
-    return KeywordClassifier(scorer.scores, config.routing.confidence_threshold, scorer.first_scores)
+    return KeywordClassifier(global_scorer(config).scores, config.routing.confidence_threshold)

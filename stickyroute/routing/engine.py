@@ -140,10 +140,11 @@ def _stay_reason(route: Route | None) -> str:
 def _first_message(text: str, rules: ChannelRules, now: float) -> Decision | NeedsClassification:
     settings = rules.settings
     margin = settings.first_message_margin
-    scores = rules.scorer.first_scores(text) if margin is not None else {}
+    scores = rules.scorer.scores(text) if margin is not None else {}
     if margin is not None:
         best, top, second = top_agent(scores)
-        if best is not None and top >= settings.confidence_threshold and top - second >= margin:
+        if (best is not None and top >= settings.confidence_threshold and top - second >= margin
+                and _decisive(text, rules, best, None, margin)):
             if best in rules.detours:  # answered by the detour agent, nothing cached
                 return Decision(best, DETOUR, scores=scores)
             new = Route(best, chosen_at=now, last_active=now)
@@ -162,7 +163,7 @@ def _heuristic(text: str, route: Route, rules: ChannelRules, now: float) -> Deci
     best, top, second = top_agent(effective)
     diverging = best is not None and best != current and scores.get(best, 0) >= settings.confidence_threshold
     switch = settings.keyword_switch_margin
-    if diverging and switch is not None and top - second >= switch:
+    if diverging and switch is not None and top - second >= switch and _decisive(text, rules, best, current, switch):
         if best in rules.detours:  # a detour: the route and its counter stay as they were
             return Decision(best, DETOUR, store=route.touched(now), scores=scores)
         new = Route(best or current, chosen_at=now, last_active=now)
@@ -190,6 +191,20 @@ def _heuristic(text: str, route: Route, rules: ChannelRules, now: float) -> Deci
         agreed = route.diverging(now, None, 0)
         return Decision(current, "agreement", store=agreed, scores=scores)
     return Decision(current, "neutral", store=route.touched(now), scores=scores)
+
+
+def _decisive(text: str, rules: ChannelRules, best: str | None, current: str | None, margin: int) -> bool:
+    """True when `best`, the keywords' winner by `margin`, wins by it without `confirm_keywords`
+    too (issue #22: they may ask the classifier, never decide alone); `current` gets the sticky
+    bonus. Always true when no agent has confirm keywords."""
+    if not rules.scorer.confirming:
+        return True
+    decisive = rules.scorer.decisive(text)
+    if current is not None:
+        decisive[current] = decisive.get(current, 0) + rules.settings.sticky_bonus
+    winner, top, second = top_agent(decisive)
+    own = 0 if best is None else decisive.get(best, 0)
+    return winner == best and own >= rules.settings.confidence_threshold and top - second >= margin
 
 
 def _contested(scores: Mapping[str, int], current: str, top: int, settings: RoutingSettings) -> bool:

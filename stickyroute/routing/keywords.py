@@ -11,9 +11,10 @@ broken where a script without spaces starts or ends (Unicode UAX #29: "用docker
 the word "docker"). A keyword listed twice for one agent (any spelling that folds to the same
 words, or in both lists) counts once, at its higher weight.
 
-`first_message_keywords` (issue #22) score `strong_weight` points in `first_scores` only: they
-help choose a session's first message, and never count on a live route (`scores`), so they can
-neither move a route nor hold one. A keyword also in an agent's other lists is one of those.
+`confirm_keywords` (issue #22) score `strong_weight` points too, but never decide alone: `scores`
+counts them (divergence, agreement, the classifier's view), `decisive` does not (what the engine
+reads for a decision made by keywords alone: a first message's winner, a switch by margin). A
+keyword also in an agent's strong or weak list is one of those instead.
 
 The message is tokenised once (`\\w+` on the casefolded text); the tokens that start a keyword
 are found by one set intersection and phrases are checked from their first token, so scoring
@@ -80,7 +81,7 @@ class AgentKeywords:
     agent: str
     keywords: Sequence[str] = ()
     weak_keywords: Sequence[str] = ()
-    first_message_keywords: Sequence[str] = ()
+    confirm_keywords: Sequence[str] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,8 +102,8 @@ class _Index:
 
 
 class KeywordScorer:
-    """Scores text against agents' keywords: `scores(text) -> {agent: points}` on a live route,
-    `first_scores(text)` for a session's first message (`first_message_keywords` counted too).
+    """Scores text against agents' keywords: `scores(text) -> {agent: points}`, and
+    `decisive(text)`: the same without `confirm_keywords` (what keywords alone may decide on).
 
     Agents without any match are absent from the result (their score is 0). Raises nothing;
     keywords that contain no word character are ignored.
@@ -114,8 +115,8 @@ class KeywordScorer:
         strong_weight: int = 6,
         weak_weight: int = 1,
     ) -> None:
-        live = _Index({}, [])
-        opening = _Index({}, [])
+        decisive = _Index({}, [])
+        confirm = _Index({}, [])
         self.agents: tuple[str, ...] = ()
         names = []
         next_id = 0
@@ -128,9 +129,9 @@ class KeywordScorer:
                 form = keyword_form(keyword)
                 if form:
                     distinct[form] = max(points, distinct.get(form, points))
-            first_only = {form: strong_weight for form in map(keyword_form, agent.first_message_keywords)
+            confirming = {form: strong_weight for form in map(keyword_form, agent.confirm_keywords)
                           if form and form not in distinct}
-            for index, forms in ((live, distinct), (opening, first_only)):
+            for index, forms in ((decisive, distinct), (confirm, confirming)):
                 for form, points in forms.items():
                     if isinstance(form, str):
                         index.substrings.append((next_id, form, agent.agent, points))
@@ -138,23 +139,25 @@ class KeywordScorer:
                         index.by_first.setdefault(form[0], []).append(_Entry(next_id, agent.agent, points, form[1:]))
                     next_id += 1
         self.agents = tuple(names)
-        live.firsts = frozenset(live.by_first)
-        self._live = live
-        if opening.by_first or opening.substrings:
-            merged = {token: [*live.by_first.get(token, ()), *entries] for token, entries in opening.by_first.items()}
-            self._first = _Index({**live.by_first, **merged}, live.substrings + opening.substrings)
-            self._first.firsts = frozenset(self._first.by_first)
+        decisive.firsts = frozenset(decisive.by_first)
+        self._decisive = decisive
+        if confirm.by_first or confirm.substrings:
+            merged = {token: [*decisive.by_first.get(token, ()), *entries]
+                      for token, entries in confirm.by_first.items()}
+            self._all = _Index({**decisive.by_first, **merged}, decisive.substrings + confirm.substrings)
+            self._all.firsts = frozenset(self._all.by_first)
         else:
-            self._first = live
+            self._all = decisive
+        self.confirming = self._all is not decisive
+        """True when some agent has `confirm_keywords` (`decisive` differs from `scores`)."""
 
     def scores(self, text: str) -> dict[str, int]:
-        """Raw keyword score per agent for `text` on a live route (points; agents with 0 omitted)."""
-        return _score(self._live, text)
+        """Raw keyword score per agent for `text` (points; agents with 0 omitted)."""
+        return _score(self._all, text)
 
-    def first_scores(self, text: str) -> dict[str, int]:
-        """Raw keyword score per agent for a session's first message: `scores` plus each agent's
-        `first_message_keywords`."""
-        return _score(self._first, text)
+    def decisive(self, text: str) -> dict[str, int]:
+        """`scores` without `confirm_keywords`: what keywords alone may decide on."""
+        return _score(self._decisive, text) if self.confirming else _score(self._all, text)
 
 
 def _score(index: _Index, text: str) -> dict[str, int]:

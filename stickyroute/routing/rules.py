@@ -72,7 +72,7 @@ def keyword_scorer(config: Config, settings: RoutingSettings, agents: Collection
     """The keyword gate over the agents of `config` (only `agents` when given), with
     `settings`' strong/weak weights."""
     return KeywordScorer(
-        (AgentKeywords(a.name, a.keywords, a.weak_keywords, a.first_message_keywords) for a in config.agents.values()
+        (AgentKeywords(a.name, a.keywords, a.weak_keywords, a.confirm_keywords) for a in config.agents.values()
          if agents is None or a.name in agents),
         strong_weight=settings.strong_weight,
         weak_weight=settings.weak_weight,

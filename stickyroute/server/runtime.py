@@ -106,7 +106,7 @@ def build_runtime(config: Config, parts: Parts, loaded_at: float, previous: Runt
     inner, line = build_classifier(
         config.classifier, scorer.scores, config.routing.confidence_threshold,
         os.environ if parts.env is None else parts.env, http_client=parts.groq_http_client,
-        config_path=config.path, clock=parts.guard_clock, first_score=scorer.first_scores,
+        config_path=config.path, clock=parts.guard_clock,
     )
     channels = config.channels
     classifier = GuardedClassifier(

@@ -29,13 +29,15 @@ SETTINGS = {
 
 
 class _FixedScores:
+    confirming = False
+
     def __init__(self, scores: dict[str, int]) -> None:
         self.fixed = scores
 
     def scores(self, _text: str) -> dict[str, int]:
         return dict(self.fixed)
 
-    def first_scores(self, _text: str) -> dict[str, int]:
+    def decisive(self, _text: str) -> dict[str, int]:
         return dict(self.fixed)
 
 
