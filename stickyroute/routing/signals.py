@@ -24,9 +24,10 @@ route (`hint = "not-mine"`, `hint_agent` = the suggestion) until the next non-sh
 `done` releases the route: it is dropped, so the conversation's next message is decided as the
 first message of a session (`Released(None)`); with `then` it is a handoff to that agent
 (`Released(route)`); `auto_route_agent_releases = false` ignores it (not a desk's). Like a
-handoff it never undoes a user's explicit pin. A human desk (`rules.desks`) holding the conversation (`Route.held`) is the exception: its `done` and its
-handoffs end its hold however it was taken (a handoff, the user's explicit switch, an admin pin),
-and its `not-mine` is ignored. A handoff (or `then`) to a desk starts the desk's hold.
+handoff it never undoes a user's explicit pin. A human desk (`rules.desks`) holding the
+conversation (`Route.held`) is the exception: its `done` and its handoffs end its hold however it
+was taken (a handoff, the user's explicit switch, an admin pin), and its `not-mine` is ignored. A
+handoff (or `then`) to a desk starts the desk's hold.
 """
 
 from __future__ import annotations
