@@ -88,7 +88,7 @@ def verdict(scores: Mapping[str, int], current: str | None, rules: GateRules,
             if (best is not None and top >= threshold and top - second >= margin
                     and _decisive(decisive, best, None, margin, rules)):
                 return best, False
-        return _answer(scores, threshold, answer), True
+        return _answer(scores, threshold, answer, decisive), True
     if rules.strategy is not Strategy.STICKY_HEURISTIC:
         return current, False
     own = scores.get(current, 0)
@@ -101,11 +101,11 @@ def verdict(scores: Mapping[str, int], current: str | None, rules: GateRules,
             return best, False
         early = rules.early_confirm_margin
         if rules.divergence_count <= 1 or (early is not None and top - (own + rules.sticky_bonus) >= early):
-            return _confirmed(scores, current, threshold, answer), True
+            return _confirmed(scores, current, threshold, answer, decisive), True
         return current, False
     if (rules.contest_confirm and best is None and own + rules.sticky_bonus == top
             and any(a != current and s == top and s >= threshold for a, s in scores.items())):
-        return _confirmed(scores, current, threshold, answer), True
+        return _confirmed(scores, current, threshold, answer, decisive), True
     return current, False
 
 
@@ -121,9 +121,10 @@ def _decisive(decisive: Mapping[str, int] | None, best: str, current: str | None
     return winner == best and effective.get(best, 0) >= rules.confidence_threshold and top - second >= margin
 
 
-def _answer(scores: Mapping[str, int], threshold: int, answer: str | object | None) -> str | None:
-    if answer is KEYWORD_JUDGE:
-        return _classifier_answer(scores, threshold)
+def _answer(scores: Mapping[str, int], threshold: int, answer: str | object | None,
+            decisive: Mapping[str, int] | None = None) -> str | None:
+    if answer is KEYWORD_JUDGE:  # the keyword classifier reads the decisive scores
+        return _classifier_answer(scores if decisive is None else decisive, threshold)
     return answer if isinstance(answer, str) else None
 
 
@@ -133,7 +134,8 @@ def _classifier_answer(scores: Mapping[str, int], threshold: int) -> str | None:
     return best if best is not None and top >= threshold else None
 
 
-def _confirmed(scores: Mapping[str, int], current: str, threshold: int, answer: str | object | None) -> str:
+def _confirmed(scores: Mapping[str, int], current: str, threshold: int, answer: str | object | None,
+               decisive: Mapping[str, int] | None = None) -> str:
     """A confirmation: switch to the classifier's answer when it is another agent, else stay."""
-    chosen = _answer(scores, threshold, answer)
+    chosen = _answer(scores, threshold, answer, decisive)
     return chosen if chosen is not None else current

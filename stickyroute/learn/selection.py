@@ -127,7 +127,7 @@ class GateCheck:
             decisive = self._state.decisive[m] if self.confirm_role else None
             agent, asked = verdict(self._state.scores[m], current, self.rules, answer, decisive)
             routed = agent or self.default
-        cost = self.call_cost if asked else 0.0
+        cost = self.call_cost if asked and self.llm else 0.0  # the keyword classifier calls no LLM
         if routed == message.target:
             return 1.0 - cost
         return (-self.switch_penalty if routed != (current or self.default) else 0.0) - cost

@@ -64,7 +64,7 @@ def make_judge(spec: str, cursor: TurnCursor, router_agents: Sequence[str], seed
     if is_keywords(spec):
         if scorer is None:
             raise ValueError("the keywords judge needs a keyword scorer")
-        return KeywordClassifier(scorer.scores, threshold)
+        return KeywordClassifier(scorer.decisive, threshold)
     if spec == "groq":
         import os
 

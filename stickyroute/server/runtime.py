@@ -104,7 +104,7 @@ def build_runtime(config: Config, parts: Parts, loaded_at: float, previous: Runt
     settings are unchanged). Builds, connects nothing: sessions and clients open on first use."""
     scorer = global_scorer(config)
     inner, line = build_classifier(
-        config.classifier, scorer.scores, config.routing.confidence_threshold,
+        config.classifier, scorer.decisive, config.routing.confidence_threshold,
         os.environ if parts.env is None else parts.env, http_client=parts.groq_http_client,
         config_path=config.path, clock=parts.guard_clock,
     )
