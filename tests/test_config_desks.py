@@ -123,3 +123,18 @@ def test_agent_releases_must_be_a_boolean(tmp_path):
     errors = problems(tmp_path, config_text() + 'auto_route_agent_releases = "yes"\n')[0]
     assert errors == ['channels.telegram.overrides.auto_route_agent_releases: expected true or false, '
                       'got the string "yes"']
+
+
+def test_confirm_keywords_merge_from_the_agent_and_its_rule_pack(tmp_path):
+    (tmp_path / "taxi.toml").write_text('keywords = ["taxi"]\nconfirm_keywords = ["cab", "Ride", "taxi"]\n')
+    agents = AGENTS + '\n[agents.taxi]\nurl = "http://127.0.0.1:9104"\nrules = "taxi.toml"\nweak_keywords = ["ride"]\n' \
+        'confirm_keywords = ["car"]\n'
+    config = load_config(write(tmp_path, config_text(agents)), env={})
+    taxi = config.agents["taxi"]
+    assert (taxi.keywords, taxi.weak_keywords, taxi.confirm_keywords) == (("taxi",), ("ride",), ("car", "cab"))
+
+
+def test_a_confirm_keyword_without_a_letter_is_an_error(tmp_path):
+    agents = AGENTS.replace('keywords = ["pull request"]', 'keywords = ["pull request"]\nconfirm_keywords = ["++"]')
+    assert problems(tmp_path, config_text(agents))[0] == [
+        'agents.coder.confirm_keywords[0]: "++" has no letter or digit (never matches)']
