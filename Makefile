@@ -8,7 +8,7 @@ CONFIG ?= config/proxy.toml
 CORPUS ?= eval/corpus
 RESULTS ?= results
 
-.PHONY: install run test lint bench bench-icount bench-state bench-learn learn-cv eval eval-hints eval-tasks eval-packs check clean faults soak fuzz
+.PHONY: install run test lint docs bench bench-icount bench-state bench-learn learn-cv eval eval-hints eval-tasks eval-packs check clean faults soak fuzz
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -21,12 +21,16 @@ install: $(STAMP)
 run: install
 	$(VENV)/bin/stickyroute serve --config $(CONFIG) --demo-agents
 
-test: install lint
+test: install lint docs
 	$(PY) -m pytest
 
 lint: install
 	$(VENV)/bin/ruff check stickyroute tests bench
 	$(VENV)/bin/mypy
+
+# the documentation site (docs/, mkdocs.yml): --strict fails on a broken link, a missing page or an orphan
+docs: install
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --site-dir site
 
 check: install
 	$(VENV)/bin/stickyroute check $(CONFIG)
@@ -81,4 +85,4 @@ eval-hints: install
 	$(PY) eval/agent_hints.py $(CORPUS) > $(RESULTS)/eval/agent_hints.md && cat $(RESULTS)/eval/agent_hints.md
 
 clean:
-	rm -rf $(VENV) *.egg-info .pytest_cache
+	rm -rf $(VENV) *.egg-info .pytest_cache site

@@ -93,3 +93,13 @@ def test_every_package_face_has_all(package: str) -> None:
     tree = ast.parse(MODULES[package].read_text())
     names = [t.id for node in tree.body if isinstance(node, ast.Assign) for t in node.targets if isinstance(t, ast.Name)]
     assert "__all__" in names
+
+
+PURE_ENGINE = ["stickyroute.routing.engine", "stickyroute.routing.decision", "stickyroute.routing.signals",
+               "stickyroute.routing.layer1", "stickyroute.routing.keywords", "stickyroute.routing.explicit",
+               "stickyroute.routing.rules", "stickyroute.core.route", "stickyroute.core.delivery"]
+
+
+@pytest.mark.parametrize("name", PURE_ENGINE)
+def test_the_pure_engine_imports_nothing_from_the_storage_package(name: str) -> None:
+    assert sorted(d for d in GRAPH[name] if d.startswith("stickyroute.state")) == []

@@ -13,8 +13,7 @@ from types import MappingProxyType
 
 MIB = 1024 * 1024
 DEFAULT_HOLD_MINUTES = 24 * 60.0
-"""A human desk's hold (`agents.<name>.hold_minutes`) when not set: a working day of inactivity,
-longer than any usual route TTL (the default `auto_route_ttl_minutes` is 30)."""
+"""A human desk's `hold_minutes` when not set: a day of inactivity, longer than any usual TTL."""
 
 DEFAULT_ACKNOWLEDGEMENTS: tuple[str, ...] = (
     "ok", "okay", "k", "thanks", "thank you", "thx", "ty", "cool", "great", "nice",
@@ -128,14 +127,11 @@ class RoutingSettings:
     """Explicit switches (`/agent <name>`, `@name`) one sender may make per minute on a channel
     (a token bucket shared by the replicas); over it the switch is ignored (`explicit_limited`)."""
     agent_hints: AgentHints = AgentHints.CONFIRM
-    """What an agent's `not-mine` hint does (README "Agent hints and handoffs"); `confirm` measured
-    better than `divergence` (README "Routing accuracy and LLM calls")."""
+    """What an agent's `not-mine` hint does; `confirm` measured better than `divergence`."""
     agent_handoffs: bool = True
     """An agent's handoff switches the route at once (never over a user's explicit pin)."""
     agent_releases: bool = True
-    """An agent's `done` releases the route (issue #22: the next message is decided afresh); a
-    human desk's `done` always ends its hold. `true` measured better with an LLM classifier
-    (docs: evaluation)."""
+    """An agent's `done` releases the route (issue #22; a desk's `done` always ends its hold)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,9 +151,7 @@ class Agent:
     keywords: tuple[str, ...] = ()
     weak_keywords: tuple[str, ...] = ()
     confirm_keywords: tuple[str, ...] = ()
-    """Keywords that count as strong ones but never decide alone (issue #22): a message they point
-    to another agent goes to the classifier (a first message too), never switches by keywords
-    alone; a learned pack puts there the words that are right often enough to ask, not to decide."""
+    """Strong keywords that never decide alone (issue #22): what they lead goes to the classifier."""
     max_connections: int | None = None
     """This agent's pool size; None: `upstream.max_connections`."""
     hidden: bool = False
@@ -166,16 +160,11 @@ class Agent:
     token: str | None = field(default=None, repr=False)
     """Bearer token of this agent on the agent API (`POST /v1/hints`); None: it cannot call it."""
     sticky: bool = True
-    """False: a detour agent (weather, FAQ, small talk): a message Layer 2 sends it by keywords or
-    the classifier is answered by it while the conversation's route stays with the previous agent
-    (reason `detour`); an explicit `/agent <name>` or a handoff still moves the route to it."""
+    """False: a detour agent: it answers what Layer 2 sends it, the route stays (reason `detour`)."""
     human: bool = False
-    """A human desk (a help-desk inbox): a conversation it takes by a handoff, an explicit switch
-    or an admin pin is held there (reason `held`) until the desk says `done`, an operator resets
-    it, the user switches explicitly or `hold_s` of inactivity pass."""
+    """A human desk: a conversation handed, switched or pinned to it is held there (`held`)."""
     hold_s: float = DEFAULT_HOLD_MINUTES * 60.0
-    """A human desk's hold in seconds of inactivity (`hold_minutes` * 60); the route does not
-    expire while held. Unused unless `human`."""
+    """A desk's hold in seconds of inactivity (`hold_minutes` * 60); the route lives while held."""
 
 
 @dataclass(frozen=True, slots=True)

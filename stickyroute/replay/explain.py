@@ -25,12 +25,12 @@ import sys
 
 from stickyroute.channels import lists_agents
 from stickyroute.config.model import Config
+from stickyroute.core.route import Route
 from stickyroute.routing.decision import DETOUR
 from stickyroute.routing.engine import Decision, NeedsClassification, NeedsPermit, Purpose, decide
 from stickyroute.routing.envelope import Envelope, MessageKind
 from stickyroute.routing.rules import ChannelRules, build_rules
 from stickyroute.routing.signals import Ignored, Released, Signal, SignalKind, apply_signal
-from stickyroute.state.route import Route
 
 NOW = 1_700_000_000.0
 SENDER = "1"

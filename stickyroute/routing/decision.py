@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from stickyroute.classifier.base import Classification
-from stickyroute.state.route import ConversationKey, Route
+from stickyroute.core.route import ConversationKey, Route
 
 DETOUR = "detour"
 """Reason: keywords or the classifier chose a non-sticky agent; it answers, the route stays."""

@@ -14,13 +14,13 @@ from typing import TYPE_CHECKING, Any
 from stickyroute.admin.errors import ApiError, unprocessable
 from stickyroute.config.ids import normalise_id
 from stickyroute.config.model import Channel
+from stickyroute.core.route import ConversationKey, Route
 from stickyroute.observe.ring import Subscription
 from stickyroute.replay.explain import explain_outcome
 from stickyroute.routing.engine import Decision, NeedsClassification, NeedsPermit
 from stickyroute.routing.envelope import Envelope, MessageKind
 from stickyroute.routing.layer1 import Layer1
 from stickyroute.state.base import Lease, LeaseTimeout
-from stickyroute.state.route import ConversationKey, Route
 
 if TYPE_CHECKING:
     from stickyroute.server.service import Service

@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from stickyroute.config.model import AgentHints, Strategy
+from stickyroute.core.route import Route
 from stickyroute.routing.signals import Ignored, Released, Signal, SignalKind
-from stickyroute.state.route import Route
 from tests.routing.engine_cases import ALL_STRATEGIES, AUTO_STRATEGIES, HEUR, LONG, OFF, ONLY, TTL
 from tests.scenario import DESK_ROSTER, HOLD_S, MIN, TTL_S, Playbook, ScriptedClassifier, Step, make_config, photo
 

@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from stickyroute.config.model import AgentHints, Strategy
+from stickyroute.core.route import Route
 from stickyroute.routing.signals import Signal, SignalKind
-from stickyroute.state.route import Route
 from tests.routing.engine_cases import ALL_STRATEGIES, HEUR, LONG, ONLY, TTL
 from tests.scenario import DESK_ROSTER, MIN, Playbook, ScriptedClassifier, Step, key, make_config
 

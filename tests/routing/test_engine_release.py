@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from stickyroute.config.model import Strategy
+from stickyroute.core.route import Route
 from stickyroute.routing.signals import HANDOFF, Ignored, Released, Signal, SignalKind
-from stickyroute.state.route import Route
 from tests.routing.engine_cases import HEUR, LONG, OFF, ONLY, TTL
 from tests.scenario import DESK_ROSTER, HOLD_S, Playbook, ScriptedClassifier, Step, key, make_config
 
