@@ -74,7 +74,7 @@ def learn(conversations: Sequence[LabelledConversation], seeds: Mapping[str, See
     messages = _scored_messages(conversations, observed, proposals, rules, default, names)
     gate = GateCheck(candidates, messages, rules, default, initial, related, settings.switch_penalty,
                      settings.overlap_min_gain, llm=settings.llm_judge, call_cost=settings.call_cost,
-                     confirm_role=settings.confirm_role)
+                     confirm_role=settings.confirm_role, keyword_switch_cost=settings.keyword_switch_cost)
     gate.select(settings.min_gain, settings.passes)
     weights, confirm = gate.weights, gate.confirm
     chosen: dict[str, dict[str, list[LearnedKeyword]]] = {a: {STRONG: [], WEAK: [], OFF: [], CONFIRM: []}

@@ -77,10 +77,11 @@ class GateCheck:
     def __init__(self, candidates: Sequence[Candidate], messages: Sequence[ScoredMessage], rules: GateRules,
                  default: str, initial: Sequence[int], related: Sequence[Sequence[int]],
                  switch_penalty: float = 1.0, overlap_min_gain: float | None = None, llm: bool = False,
-                 call_cost: float = 0.0, confirm_role: bool = False) -> None:
+                 call_cost: float = 0.0, confirm_role: bool = False, keyword_switch_cost: float = 0.0) -> None:
         self.candidates = candidates
         self.llm = llm
         self.call_cost = call_cost
+        self.keyword_switch_cost = keyword_switch_cost
         self.confirm_role = confirm_role
         self.messages = messages
         self.rules = rules
@@ -128,6 +129,8 @@ class GateCheck:
             agent, asked = verdict(self._state.scores[m], current, self.rules, answer, decisive)
             routed = agent or self.default
         cost = self.call_cost if asked and self.llm else 0.0  # the keyword classifier calls no LLM
+        if not asked and current is not None and routed != current:
+            cost += self.keyword_switch_cost  # a switch by keywords alone risks more than the data shows
         if routed == message.target:
             return 1.0 - cost
         return (-self.switch_penalty if routed != (current or self.default) else 0.0) - cost

@@ -57,6 +57,9 @@ class LearnSettings:
     (asking it is deciding by the same keywords)."""
     call_cost: float = 0.0
     """Gate check: what one classifier call costs, in messages (with an LLM: calls are money)."""
+    keyword_switch_cost: float = 0.0
+    """Gate check: what a switch of a live route by keywords alone costs, in messages, right or
+    wrong (what it risks on messages the learning data does not show)."""
     confirm_role: bool = True
     """Gate check: a keyword may also be a confirm keyword (`confirm_keywords`: strong, but a
     decision it leads goes to the classifier, never by keywords alone)."""
