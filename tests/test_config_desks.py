@@ -138,3 +138,14 @@ def test_a_confirm_keyword_without_a_letter_is_an_error(tmp_path):
     agents = AGENTS.replace('keywords = ["pull request"]', 'keywords = ["pull request"]\nconfirm_keywords = ["++"]')
     assert problems(tmp_path, config_text(agents))[0] == [
         'agents.coder.confirm_keywords[0]: "++" has no letter or digit (never matches)']
+
+
+def test_stickyroute_check_names_the_file_and_the_desk_keys(tmp_path, capsys):
+    from stickyroute.cli.main import main
+
+    path = write(tmp_path, config_text(AGENTS.replace("hold_minutes = 240", "hold_minutes = -5")
+                                       .replace("sticky = false", "stiky = false")))
+    assert main(["check", str(path)]) == 2
+    assert capsys.readouterr().out.splitlines()[:2] == [
+        f'{path}: agents.weather.stiky: unknown key (did you mean "sticky"?)',
+        f"{path}: agents.humans.hold_minutes: must be > 0, got -5"]

@@ -193,3 +193,18 @@ async def test_desk_hold_holds_under_the_cache_strategies(strategy: Strategy) ->
     sc = handed_to_desk(strategy)
     got = await sc.play([LONG, (TTL_S + MIN, LONG), (TTL_S + MIN, BILLING_MSG)])
     assert (got, sc.calls) == ([("humans", "handoff"), ("humans", "held"), ("humans", "held")], 0)
+
+
+async def test_an_operator_reset_ends_the_hold_and_the_next_message_starts_a_session() -> None:
+    """Through the real Router and state: a desk pinned by an operator (as the admin API writes
+    it) holds; the operator's reset (the admin API's delete) ends it."""
+    from tests.scenario import Scenario, key
+
+    sc = Scenario(make_config(HEUR, roster=DESK_ROSTER, **SHIPPED), ScriptedClassifier("billing"))
+    pinned = Route("humans", chosen_at=sc.now, last_active=sc.now, explicit=True, reason="admin", hold_s=HOLD_S)
+    await sc.conversations.put(key(), pinned, sc.now)
+    held = await sc.play([(60, BILLING_MSG), (TTL_S + MIN, BILLING_MSG)])
+    await sc.conversations.delete(key(), sc.now)
+    after = await sc.play([(60, BILLING_MSG)])
+    assert (held, after, await sc.state()) == ([("humans", "held"), ("humans", "held")],
+                                               [("billing", "keywords")], ("billing", False, None, 0))
