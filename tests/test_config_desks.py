@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from stickyroute.config import check_config, load_config
-from stickyroute.config.model import DEFAULT_HOLD_MINUTES
+from stickyroute.config.agent import DEFAULT_HOLD_MINUTES
 
 AGENTS = """
 [agents.coder]

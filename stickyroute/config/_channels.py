@@ -3,10 +3,9 @@
 Rules (issue #2 "Config", issue #3 "Configuration"):
 - `type` defaults to the table name when that is a platform (`[channels.telegram]`).
 - `path` / `paths` are exact paths starting with "/", unique across channels; default "/<name>".
-- Telegram-only keys (`secret_token`, `bot_username`) and WhatsApp-only keys (`app_secret`,
-  `verify_token`) are errors on the other platform. Telegram `secret_token`: 1-256 characters
-  of A-Z a-z 0-9 _ - (Bot API, setWebhook). `bot_username` is stored without a leading "@".
-- Routing: code defaults <- `[routing]` <- `overrides`.
+- Platform keys (secrets, `bot_username`) belong to their platform: another platform's key is an
+  error (`stickyroute.config._platform` has the table and each key's form).
+- Routing: code defaults <- `[routing]` <- `overrides`; deadlines: `[upstream]` <- `upstream`.
 - Ids in bindings and thread routes are strings or integers, normalised with
   `stickyroute.config.ids.normalise_id` (`+1555...` -> `1555...`, `-100123` -> `"-100123"`).
 - `agents` (optional): the agents reachable on the channel, each a known agent, listed once;
@@ -16,31 +15,24 @@ Rules (issue #2 "Config", issue #3 "Configuration"):
 from __future__ import annotations
 
 import dataclasses
-import re
 from collections.abc import Collection
 
 from stickyroute.config._agents import check_name
+from stickyroute.config._platform import ALL_KEYS, read_platform_keys, read_upstream_override
 from stickyroute.config._reader import Table, Unresolved, describe, quote
 from stickyroute.config._sections import AUTO_ROUTE_KEYS, ROUTING_KEYS, routing_values
 from stickyroute.config.ids import normalise_id
-from stickyroute.config.model import Binding, Channel, ChannelType, RoutingSettings, ThreadRoute
+from stickyroute.config.model import Binding, Channel, ChannelType, RoutingSettings, ThreadRoute, UpstreamSettings
 
 _TYPES = tuple(t.value for t in ChannelType)
-_FOREIGN_KEYS = {
-    ChannelType.TELEGRAM: (("app_secret", "verify_token"), "WhatsApp"),
-    ChannelType.WHATSAPP: (("secret_token", "bot_username"), "Telegram"),
-}
-_SECRET_TOKEN = re.compile(r"[A-Za-z0-9_-]{1,256}")
-_BOT_USERNAME = re.compile(r"[A-Za-z0-9_]+")
 CHANNEL_KEYS = (
-    "type", "path", "paths", "default_agent", "secret_token", "bot_username", "app_secret",
-    "verify_token", "overrides", "bindings", "thread_routes", "agents",
+    "type", "path", "paths", "default_agent", *ALL_KEYS, "overrides", "upstream", "bindings", "thread_routes",
+    "agents",
 )
-NO_SECRET = "no secret configured: anyone who knows the URL can post updates"
 
 
-def read_channels(root: Table, agent_names: Collection[str],
-                  routing: RoutingSettings) -> dict[str, Channel]:
+def read_channels(root: Table, agent_names: Collection[str], routing: RoutingSettings,
+                  upstream: UpstreamSettings | None = None) -> dict[str, Channel]:
     """`root["channels"]`: every valid channel by name, in file order; none is an error.
 
     `agent_names` are the agents named in the file (valid or not), so a broken agent does not
@@ -55,19 +47,20 @@ def read_channels(root: Table, agent_names: Collection[str],
     channels = {}
     for name, sub in table.tables_by_name():
         valid_name = check_name(table, name, "channel")
-        channel = _read_channel(name, sub, agent_names, routing, path_owner)
+        channel = _read_channel(name, sub, agent_names, routing, upstream or UpstreamSettings(), path_owner)
         if valid_name and channel is not None:
             channels[name] = channel
     return channels
 
 
-def _read_channel(name: str, table: Table, agent_names: Collection[str],
-                  routing: RoutingSettings, path_owner: dict[str, str]) -> Channel | None:
+def _read_channel(name: str, table: Table, agent_names: Collection[str], routing: RoutingSettings,
+                  upstream: UpstreamSettings, path_owner: dict[str, str]) -> Channel | None:
     table.reject_unknown(CHANNEL_KEYS)
     kind = _read_type(name, table)
     paths = _read_paths(name, table, path_owner)
     default_agent = _agent_ref(table, "default_agent", agent_names)
-    secrets = _read_platform_keys(table, kind)
+    secrets = read_platform_keys(table, kind)
+    deadlines = read_upstream_override(table.table("upstream"), upstream)
     overrides = table.table("overrides")
     if overrides is not None:
         overrides.reject_unknown(AUTO_ROUTE_KEYS + ROUTING_KEYS)
@@ -79,7 +72,8 @@ def _read_channel(name: str, table: Table, agent_names: Collection[str],
     if kind is None or paths is None or default_agent is None:
         return None
     return Channel(name=name, type=kind, paths=paths, default_agent=default_agent,
-                   routing=routing, bindings=bindings, thread_routes=thread_routes, agents=allowed, **secrets)
+                   routing=routing, bindings=bindings, thread_routes=thread_routes, agents=allowed,
+                   upstream=deadlines, **secrets)
 
 
 def _read_allowed(table: Table, agent_names: Collection[str]) -> tuple[str, ...] | None:
@@ -108,37 +102,6 @@ def _check_reachable(table: Table, key: str, agent: str | None, allowed: tuple[s
         return
     where = (channel or table).sub("agents")
     table.error(key, f"{quote(agent)} is not among {where} (the agents reachable on this channel)")
-
-
-def _read_platform_keys(table: Table, kind: ChannelType | None) -> dict[str, str | None]:
-    """secret_token, bot_username, app_secret, verify_token; the other platform's are errors.
-
-    Warns when the platform's own authentication secret is missing.
-    """
-    if kind is not None:
-        foreign_keys, other = _FOREIGN_KEYS[kind]
-        for key in foreign_keys:
-            if table.has(key):
-                table.error(key, f"not a {kind.value} setting ({other} only)")
-        if kind is ChannelType.WHATSAPP and table.has("thread_routes"):
-            table.error("thread_routes", "not a whatsapp setting (Telegram forum topics only)")
-        secret_key = "secret_token" if kind is ChannelType.TELEGRAM else "app_secret"
-        if not table.has(secret_key):
-            table.problems.warn(table.sub(secret_key), NO_SECRET)
-    values = {key: table.string(key) for key in
-              ("secret_token", "bot_username", "app_secret", "verify_token")}
-    if kind is not ChannelType.TELEGRAM:
-        return values
-    secret_token, bot_username = values["secret_token"], values["bot_username"]
-    if secret_token is not None and not _SECRET_TOKEN.fullmatch(secret_token):
-        table.error("secret_token", "expected 1-256 characters of A-Z, a-z, 0-9, _ and - "
-                    "(Telegram setWebhook secret_token)")
-    if bot_username is not None:
-        values["bot_username"] = bot_username = bot_username.removeprefix("@")
-        if not _BOT_USERNAME.fullmatch(bot_username):
-            table.error("bot_username",
-                        f"expected letters, digits and _, got {quote(bot_username)}")
-    return values
 
 
 def _read_type(name: str, table: Table) -> ChannelType | None:

@@ -18,7 +18,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from stickyroute.config._reader import Problems, Table
-from stickyroute.config.model import DEFAULT_HOLD_MINUTES, Agent, Channel
+from stickyroute.config.agent import DEFAULT_HOLD_MINUTES
+from stickyroute.config.model import Agent, Channel
 
 __all__ = ["read_desk", "warn_desks"]
 

@@ -9,11 +9,14 @@ from __future__ import annotations
 import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from types import MappingProxyType
+
+from stickyroute.config.agent import Agent
+
+__all__ = ["DEFAULT_ACKNOWLEDGEMENTS", "MIB", "STATE_BACKENDS", "AdminSettings", "Agent", "AgentHints", "Binding",
+           "Channel", "ChannelType", "ClassifierSettings", "Config", "HintSettings", "RoutingSettings",
+           "ServerSettings", "StateSettings", "Strategy", "ThreadRoute", "UpstreamSettings"]
 
 MIB = 1024 * 1024
-DEFAULT_HOLD_MINUTES = 24 * 60.0
-"""A human desk's `hold_minutes` when not set: a day of inactivity, longer than any usual TTL."""
 
 DEFAULT_ACKNOWLEDGEMENTS: tuple[str, ...] = (
     "ok", "okay", "k", "thanks", "thank you", "thx", "ty", "cool", "great", "nice",
@@ -43,6 +46,11 @@ class ChannelType(enum.Enum):
 
     TELEGRAM = "telegram"
     WHATSAPP = "whatsapp"
+    SLACK = "slack"
+    DISCORD = "discord"
+    LINE = "line"
+    MESSENGER = "messenger"
+    INSTAGRAM = "instagram"
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,39 +143,6 @@ class RoutingSettings:
 
 
 @dataclass(frozen=True, slots=True)
-class Agent:
-    """`[agents.<name>]`: one agent's upstream and what it is about.
-
-    `url` is a base URL: the inbound path and query are appended. `channel_urls` maps a channel
-    name to an exact target URL that replaces base + path for that channel. Keywords already
-    include those of the agent's `rules` pack.
-    """
-
-    name: str
-    url: str
-    channel_urls: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
-    description: str = ""
-    aliases: tuple[str, ...] = ()
-    keywords: tuple[str, ...] = ()
-    weak_keywords: tuple[str, ...] = ()
-    confirm_keywords: tuple[str, ...] = ()
-    """Strong keywords that never decide alone (issue #22): what they lead goes to the classifier."""
-    max_connections: int | None = None
-    """This agent's pool size; None: `upstream.max_connections`."""
-    hidden: bool = False
-    """Never listed by `/agent`, never chosen by `/agent`, `@name`, the classifier or keywords:
-    reached only through Layer 1 (bindings, thread routes, a channel default)."""
-    token: str | None = field(default=None, repr=False)
-    """Bearer token of this agent on the agent API (`POST /v1/hints`); None: it cannot call it."""
-    sticky: bool = True
-    """False: a detour agent: it answers what Layer 2 sends it, the route stays (reason `detour`)."""
-    human: bool = False
-    """A human desk: a conversation handed, switched or pinned to it is held there (`held`)."""
-    hold_s: float = DEFAULT_HOLD_MINUTES * 60.0
-    """A desk's hold in seconds of inactivity (`hold_minutes` * 60); the route lives while held."""
-
-
-@dataclass(frozen=True, slots=True)
 class Binding:
     """`[[channels.<name>.bindings]]`: exactly one of `user` or `chat` set (normalised id)."""
 
@@ -200,11 +175,17 @@ class Channel:
     secret_token: str | None = field(default=None, repr=False)
     """Telegram `X-Telegram-Bot-Api-Secret-Token` value (setWebhook secret_token)."""
     app_secret: str | None = field(default=None, repr=False)
-    """WhatsApp/Meta app secret: key of the `X-Hub-Signature-256` HMAC-SHA256."""
+    """Meta app secret (WhatsApp, Messenger, Instagram): key of the `X-Hub-Signature-256` HMAC-SHA256."""
     verify_token: str | None = field(default=None, repr=False)
-    """WhatsApp GET verification `hub.verify_token`."""
+    """Meta GET verification `hub.verify_token` (WhatsApp, Messenger, Instagram)."""
+    # Slack signing secret (X-Slack-Signature), Discord public key (X-Signature-Ed25519), LINE channel secret
+    signing_secret: str | None = field(default=None, repr=False)
+    public_key: str | None = field(default=None, repr=False)
+    channel_secret: str | None = field(default=None, repr=False)
     agents: tuple[str, ...] | None = None
     """The agents reachable on this channel (`channels.<name>.agents`); None: every agent."""
+    upstream: UpstreamSettings | None = None
+    """`[channels.<name>.upstream]` merged over `[upstream]`; None: the global `[upstream]`."""
 
     def allows(self, agent: str) -> bool:
         """True when `agent` may be reached on this channel (its `agents` list, default all)."""
