@@ -1,9 +1,8 @@
 """Dispatch: the one async driver of a webhook request, from inbound bytes to the relayed reply.
 
     inbound ─▶ adapter.handshake? ─▶ adapter.authenticate ─▶ adapter.parse ─▶ DeliveryLog.claim
-            ─▶ Router.decide per item (first decisions reused; conversations concurrently under one
-               classifier deadline per request) ─▶ one body, or adapter.split per
-               agent ─▶ Leg.forward ─▶ DeliveryLog.complete | fail ─▶ Reply
+            ─▶ Router.decide per item (first decisions reused; `lanes`) ─▶ one body, or adapter.split
+               per agent ─▶ Leg.forward ─▶ DeliveryLog.complete | fail ─▶ Reply
 
 Knows no platform: every platform question goes to the channel's adapter (`stickyroute.channels`).
 One path for one or many envelopes. Reads the wall clock once per request (and a monotonic timer
@@ -83,7 +82,8 @@ class Dispatcher:
         self.recorder = recorder
         self.late = LateAnswers(deliveries, clock)
         self.accounting = accounting if accounting is not None else Accounting(CollectorRegistry(), clock)
-        self.signals = signals if signals is not None else AgentSignals(config, router)
+        self.signals = signals if signals is not None else AgentSignals(config, router,
+                                                                        released=self.accounting.released)
         deadline = max(u.connect_timeout_s + u.timeout_s for u in (
             config.upstream, *(c.upstream for c in config.channels.values() if c.upstream is not None)))
         self.settle_s = settle_s if settle_s is not None else deadline + config.classifier.timeout_s + 1.0
