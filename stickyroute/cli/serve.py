@@ -66,7 +66,7 @@ def _serve(args: argparse.Namespace) -> int:
         return 2
     recorder = None
     if args.record:
-        from stickyroute.replay.recording import Recorder
+        from stickyroute.forwarding.recording import Recorder
 
         recorder = Recorder(args.record, config)
     if args.workers > 1:

@@ -20,8 +20,8 @@ from stickyroute import channels
 from stickyroute.classifier.base import Classifier
 from stickyroute.config.model import Config
 from stickyroute.errors import UnparsedUpdate
+from stickyroute.forwarding.recording import FORMAT, body_of
 from stickyroute.replay.offline import keyword_classifier, offline_router
-from stickyroute.replay.recording import FORMAT, body_of
 from stickyroute.reply import Reply
 from stickyroute.routing.envelope import Envelope
 from stickyroute.state.base import DecisionMemo

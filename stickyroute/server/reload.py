@@ -24,16 +24,14 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from stickyroute.config import check_config
 from stickyroute.config.digest import config_digest
 from stickyroute.config.model import Config
+from stickyroute.server.core import ServiceCore
 from stickyroute.server.runtime import build_runtime
 from stickyroute.state.base import limits_for
-
-if TYPE_CHECKING:
-    from stickyroute.server.service import Service
 
 __all__ = ["ReloadOutcome", "reload_config", "restart_needed"]
 
@@ -72,7 +70,7 @@ def restart_needed(old: Config, new: Config) -> tuple[str, ...]:
     return tuple(key for key, before, after in pairs if before != after)
 
 
-async def reload_config(service: Service, path: str | None = None) -> ReloadOutcome:
+async def reload_config(service: ServiceCore, path: str | None = None) -> ReloadOutcome:
     """Reload `service` from `path` (default: the running config's file); see the module docstring."""
     async with service.reload_lock:
         old = service.runtime
@@ -106,6 +104,7 @@ async def reload_config(service: Service, path: str | None = None) -> ReloadOutc
                 log.info("reload: %d more route(s) to agents no longer reachable dropped", late)
 
         service.retire(old, stragglers)
+        service.note_config()
         metrics.reloads("ok").inc()
         if new.classifier_line != old.classifier_line:
             log.info("%s", new.classifier_line)
@@ -114,7 +113,7 @@ async def reload_config(service: Service, path: str | None = None) -> ReloadOutc
         return ReloadOutcome(True, file, new.digest, old.digest, (), warnings, restart, dropped)
 
 
-async def _drop_unreachable_routes(service: Service, old: Config, new: Config) -> int:
+async def _drop_unreachable_routes(service: ServiceCore, old: Config, new: Config) -> int:
     """Prune every channel's routes to the agents it reaches under `new` (none for a channel
     `new` no longer has)."""
     now = service.clock()

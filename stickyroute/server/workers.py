@@ -106,7 +106,7 @@ def create_app() -> PublicApp:
     config = _load(spec["config"], admin_port)
     recorder: RecordHook | None = None
     if spec.get("record"):
-        from stickyroute.replay.recording import Recorder as FileRecorder
+        from stickyroute.forwarding.recording import Recorder as FileRecorder
 
         recorder = FileRecorder(spec["record"], config)
     service = Service(config, recorder=recorder, adjust=lambda c: _adjust(c, admin_port))

@@ -11,10 +11,10 @@ import respx
 from stickyroute.cli.main import main
 from stickyroute.clock import FakeClock
 from stickyroute.config import load_config
+from stickyroute.forwarding.recording import Recorder
 from stickyroute.learn.labels import Evidence
 from stickyroute.learn.recorded import NoDecisions, labels_from_recording
 from stickyroute.replay.recorded import load_recording
-from stickyroute.replay.recording import Recorder
 from tests.proxy.harness import Proxy, telegram_text, upstream_set, write_config
 
 CHAT_URL = "https://api.groq.com/openai/v1/chat/completions"
