@@ -58,6 +58,15 @@ class ServerSettings:
     drain_s: float = 25.0
     """Graceful shutdown (SIGTERM): how long in-flight webhooks may still finish (seconds); a
     request still running then is answered 503 so the platform retries it."""
+    log_format: str = "text"
+    """`text` (one line per record: time, level, logger, message) or `json` (one JSON object per
+    line: time, level, logger, message and the record's structured fields); every logger of
+    every process, uvicorn's included, writes to standard error in this format. `serve
+    --log-format` overrides it."""
+    log_level: str = "info"
+    """`debug`, `info`, `warning` or `error`: the least severe records written. At `info` the
+    decision lines and the startup and stop lines are written, uvicorn's per-listener start-up
+    lines only at `debug`. `serve --log-level` overrides it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,12 +209,20 @@ class Channel:
         return self.agents is None or agent in self.agents
 
 
+CLASSIFIER_PROVIDERS: tuple[str, ...] = ("auto", "groq", "keywords", "heuristic")
+"""Accepted `classifier.provider` values; "heuristic" is the old name of "keywords"."""
+
+
 @dataclass(frozen=True, slots=True)
 class ClassifierSettings:
     """`[classifier]`: the intent classifier that confirms switches (seconds, calls)."""
 
     provider: str = "auto"
-    """auto (groq when the API key is set, else heuristic) | groq | heuristic."""
+    """`auto`: Groq when the environment variable `api_key_env` is set, else the keyword
+    classifier; `groq`: always Groq (the key must be set: `check`, `serve` and a reload refuse the
+    config without it); `keywords`: the offline keyword classifier, no LLM calls (it confirms a
+    switch when the candidate's keyword score reaches the confidence threshold); `heuristic`: the
+    old name of `keywords`."""
     model: str = "llama-3.1-8b-instant"
     timeout_s: float = 2.0
     api_key_env: str = "GROQ_API_KEY"
@@ -220,6 +237,8 @@ class ClassifierSettings:
     """How long an open breaker skips the classifier before letting one call through."""
 
 
+LOG_FORMATS: tuple[str, ...] = ("text", "json")
+LOG_LEVELS: tuple[str, ...] = ("debug", "info", "warning", "error")
 STATE_BACKENDS: tuple[str, ...] = ("memory", "redis")
 
 

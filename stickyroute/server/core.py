@@ -23,7 +23,9 @@ from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_l
 from stickyroute import clock as wall_clock
 from stickyroute.classifier.guard import GuardedClassifier
 from stickyroute.classifier.stats import ClassifierStats
+from stickyroute.config.digest import config_digest
 from stickyroute.config.model import Config
+from stickyroute.config.overrides import Overrides
 from stickyroute.forwarding.dispatch import Dispatcher, RecordHook
 from stickyroute.forwarding.leg import Forwarding
 from stickyroute.observe import Accounting
@@ -48,9 +50,10 @@ class ServiceCore:
     for both. `leg` replaces the aiohttp forwarding leg (unit tests); `groq_http_client` is
     handed to the Groq classifier (respx in tests). State comes from `config.state` (memory, or
     Redis behind the per-process memory fallback); with Redis the classifier budget is shared
-    and asked on `clock`. `registry` holds every metric of the service. `adjust` is applied to
-    every config loaded by a reload (command-line overrides such as `--admin-port`);
-    `config_env` resolves its `${VAR}`s (default os.environ). `demo` are the in-process demo
+    and asked on `clock`. `registry` holds every metric of the service. `config` is the file's
+    config; `overrides` (`serve --host/--port/--admin-port`) are applied to it and to every config
+    a reload loads, after the hash is taken (the hash is the file's, the overrides are shown
+    apart); `config_env` resolves its `${VAR}`s (default os.environ). `demo` are the in-process demo
     agents (`serve --demo-agents`), paused and resumed through the admin API.
     """
 
@@ -60,7 +63,7 @@ class ServiceCore:
                  guard_clock: Callable[[], float] | None = None,
                  recorder: RecordHook | None = None,
                  leg: Forwarding | None = None,
-                 adjust: Callable[[Config], Config] | None = None,
+                 overrides: Overrides | None = None,
                  config_env: Mapping[str, str] | None = None,
                  demo: DemoAgents | None = None) -> None:
         self.registry = CollectorRegistry(auto_describe=True)
@@ -70,10 +73,11 @@ class ServiceCore:
         self.parts = Parts(self.state, self.stats, self.accounting, clock, guard_clock or wall_clock.monotonic,
                            env, groq_http_client, recorder, leg)
         self.clock = clock
-        self.adjust = adjust or (lambda c: c)
+        self.overrides = overrides or Overrides()
+        self.adjust = self.overrides.apply
         self.config_env = config_env
         self.demo = demo
-        self.runtime = build_runtime(config, self.parts, clock())
+        self.runtime = build_runtime(self.adjust(config), self.parts, clock(), digest=config_digest(config))
         self.retiring: set[asyncio.Task[None]] = set()
         """Closing what replaced runtimes used alone, once their last request ends."""
         self._retired: list[Runtime] = []
@@ -120,7 +124,6 @@ class ServiceCore:
         if not self.started:
             await self.state.start()
             self.started = True
-            log.info("%s", self.runtime.classifier_line)
         return self.runtime.dispatcher
 
     async def aclose(self) -> None:
@@ -192,7 +195,7 @@ class ServiceCore:
         runtime = self.runtime
         return {
             "config": {"hash": runtime.digest, "path": runtime.config.path, "loaded_at": runtime.loaded_at,
-                       "reloads": metrics.reloads_view()},
+                       "overrides": self.overrides.shown(), "reloads": metrics.reloads_view()},
             "requests": metrics.requests_view(),
             "decisions": metrics.decisions_view(),
             "switches": metrics.switches_view(),

@@ -52,7 +52,8 @@ class Operations:
         service, runtime = self.service, self.service.runtime
         return {
             "status": service.readiness(),
-            "config": {"hash": runtime.digest, "path": runtime.config.path, "loaded_at": runtime.loaded_at},
+            "config": {"hash": runtime.digest, "path": runtime.config.path, "loaded_at": runtime.loaded_at,
+                       "overrides": service.overrides.shown()},
             "state": {"backend": service.state.health.backend, "up": service.state.health.up},
             "channels": [{"name": c.name, "type": c.type.value, "paths": list(c.paths),
                           "default_agent": c.default_agent, "strategy": c.routing.strategy.value,

@@ -29,6 +29,7 @@ from typing import Any
 from stickyroute.config import check_config
 from stickyroute.config.digest import config_digest
 from stickyroute.config.model import Config
+from stickyroute.errors import ConfigError
 from stickyroute.server.core import ServiceCore
 from stickyroute.server.runtime import build_runtime
 from stickyroute.state.base import limits_for
@@ -75,15 +76,13 @@ async def reload_config(service: ServiceCore, path: str | None = None) -> Reload
     async with service.reload_lock:
         old = service.runtime
         file = path or old.config.path
-        config, problems = await asyncio.to_thread(check_config, file, service.config_env)
+        config, problems = await asyncio.to_thread(check_config, file, service.config_env, key_env=service.parts.env)
         errors = tuple(str(p) for p in problems if not p.warning)
         warnings = tuple(str(p) for p in problems if p.warning)
         metrics = service.accounting.metrics
         if config is None or errors:
-            metrics.reloads("rejected").inc()
-            log.warning("reload of %s refused: %d error(s); still serving the config %s\n%s", file, len(errors),
-                        old.digest[:12], "\n".join(errors))
-            return ReloadOutcome(False, file, old.digest, old.digest, errors, warnings)
+            return _refused(service, file, errors, warnings)
+        digest = config_digest(config)  # the file's: taken before the command-line overrides
         config = service.adjust(config)
         restart = restart_needed(old.config, config)
         for key in restart:
@@ -91,9 +90,11 @@ async def reload_config(service: ServiceCore, path: str | None = None) -> Reload
         if service.rolling_restart is not None:  # worker processes: each restarts on the file
             metrics.reloads("ok").inc()
             service.rolling_restart()
-            return ReloadOutcome(True, file, config_digest(config), old.digest, (), warnings, restart,
-                                 mode="rolling restart")
-        new = build_runtime(config, service.parts, service.clock(), previous=old)
+            return ReloadOutcome(True, file, digest, old.digest, (), warnings, restart, mode="rolling restart")
+        try:
+            new = build_runtime(config, service.parts, service.clock(), previous=old, digest=digest)
+        except ConfigError as exc:  # a backstop: check_config reports what building refuses
+            return _refused(service, file, tuple(str(p) for p in exc.problems), warnings)
         service.state.conversations.configure(limits_for(config), config.classifier.context_messages)
         service.runtime = new  # the swap: the next request runs on the new config
         dropped = await _drop_unreachable_routes(service, old.config, config)
@@ -111,6 +112,15 @@ async def reload_config(service: ServiceCore, path: str | None = None) -> Reload
         log.info("config reloaded from %s: hash %s (was %s); %d route(s) to agents no longer reachable dropped",
                  file, new.digest[:12], old.digest[:12], dropped)
         return ReloadOutcome(True, file, new.digest, old.digest, (), warnings, restart, dropped)
+
+
+def _refused(service: ServiceCore, file: str, errors: tuple[str, ...], warnings: tuple[str, ...]) -> ReloadOutcome:
+    """Count and log a refused reload (every error on its own line); the running config stays."""
+    old = service.runtime
+    service.accounting.metrics.reloads("rejected").inc()
+    log.warning("reload of %s refused: %d error(s); still serving the config %s\n%s", file, len(errors),
+                old.digest[:12], "\n".join(errors))
+    return ReloadOutcome(False, file, old.digest, old.digest, errors, warnings)
 
 
 async def _drop_unreachable_routes(service: ServiceCore, old: Config, new: Config) -> int:
