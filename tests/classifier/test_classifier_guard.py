@@ -252,7 +252,7 @@ async def test_one_log_line_per_call_without_message_text(caplog: pytest.LogCapt
         'classifier channel="telegram" provider="scripted" outcome="agent" agent="coder" '
         "error_kind=null latency_ms=125.0 prompt_tokens=100 completion_tokens=2"
     )
-    assert records[0].classifier == {  # type: ignore[attr-defined]
+    assert records[0].fields == {  # type: ignore[attr-defined]
         "channel": "telegram", "provider": "scripted", "outcome": "agent", "agent": "coder",
         "error_kind": None, "latency_ms": 125.0, "prompt_tokens": 100, "completion_tokens": 2,
     }
@@ -271,7 +271,7 @@ async def test_log_text_adds_the_message_and_answer(caplog: pytest.LogCaptureFix
 
     (record,) = [r for r in caplog.records if r.name == "stickyroute.classifier"]
     assert record.getMessage().endswith(' text="say \\"hi\\"" answer="none"')
-    assert record.classifier["text"] == 'say "hi"'  # type: ignore[attr-defined]
+    assert record.fields["text"] == 'say "hi"'  # type: ignore[attr-defined]
 
 
 async def test_skips_are_logged_too(caplog: pytest.LogCaptureFixture) -> None:
@@ -282,7 +282,7 @@ async def test_skips_are_logged_too(caplog: pytest.LogCaptureFixture) -> None:
     await guarded.classify(request())
 
     (record,) = [r for r in caplog.records if r.name == "stickyroute.classifier"]
-    fields = record.classifier  # type: ignore[attr-defined]
+    fields = record.fields  # type: ignore[attr-defined]
     assert json.loads(json.dumps(fields))["outcome"] == "budget"
 
 
