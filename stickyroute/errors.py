@@ -14,6 +14,7 @@
     └── ClassifierError          the intent classifier failed
         ├── ClassifierTimeout        no answer within timeout_s
         ├── ClassifierRateLimited    the provider said 429
+        ├── ClassifierAuthError      the provider refused the API key (401/403)
         ├── ClassifierServerError    the provider said 5xx, or the connection failed
         └── ClassifierUnparseable    the provider answered something we cannot use
 """
@@ -129,6 +130,13 @@ class ClassifierRateLimited(ClassifierError):
     """The provider answered 429."""
 
     kind = "rate_limit"
+
+
+class ClassifierAuthError(ClassifierError):
+    """The provider refused the API key or its permissions (401, 403): a configuration problem,
+    not an outage; retrying will not help until the key is fixed."""
+
+    kind = "auth"
 
 
 class ClassifierServerError(ClassifierError):
