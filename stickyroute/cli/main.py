@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Callable, Sequence
 
@@ -25,6 +26,7 @@ AddArguments = Callable[[argparse.ArgumentParser], None]
 Run = Callable[[argparse.Namespace], int]
 
 EXIT_OK = 0
+EXIT_CLOSED_PIPE = 1
 EXIT_INVALID = 2
 
 
@@ -115,10 +117,21 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Run]]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the `stickyroute` console script; returns the exit code."""
-    parser, runs = build_parser()
-    args = parser.parse_args(argv)
-    return runs[args.command](args)
+    """Entry point of the `stickyroute` console script; returns the exit code.
+
+    Output into a pipe whose reader went away (`stickyroute stats | head`) ends the command
+    quietly with exit code 1 (Python docs, signal module, "Note on SIGPIPE"), never a traceback.
+    """
+    try:
+        parser, runs = build_parser()
+        args = parser.parse_args(argv)
+        code = runs[args.command](args)
+        sys.stdout.flush()  # a write error surfaces here, not at interpreter exit
+        return code
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # the interpreter's last flush must not fail again
+        return EXIT_CLOSED_PIPE
 
 
 if __name__ == "__main__":
