@@ -37,7 +37,7 @@ default_agent = "support"
 
 
 def load(tmp_path: Path, text: str, files: dict[str, str] | None = None,
-         name: str = "proxy.toml"):
+         name: str = "proxy.toml", env: dict[str, str] | None = None):
     for rel, content in (files or {}).items():
         target = tmp_path / rel
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -45,7 +45,7 @@ def load(tmp_path: Path, text: str, files: dict[str, str] | None = None,
     path = tmp_path / name
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
-    return load_config(path, env={})
+    return load_config(path, env=env or {})
 
 
 def test_minimal_config_uses_code_defaults(tmp_path):
@@ -114,7 +114,7 @@ max_tokens = 4
 calls_per_minute = 30
 breaker_failures = 3
 breaker_cooldown_s = 10
-""")
+""", env={"MY_GROQ_KEY": "gsk_test"})  # groq needs its key in the environment
     assert config.classifier == ClassifierSettings(
         provider="groq", model="llama-3.3-70b-versatile", timeout_s=1.0,
         api_key_env="MY_GROQ_KEY", base_url="http://127.0.0.1:8000/openai/v1",

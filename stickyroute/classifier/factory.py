@@ -18,8 +18,8 @@ import httpx
 
 from stickyroute.classifier.base import Classifier
 from stickyroute.classifier.keywords import KeywordClassifier
+from stickyroute.config.choices import CLASSIFIER_PROVIDERS as PROVIDERS
 from stickyroute.config.environment import classifier_key_problem
-from stickyroute.config.model import CLASSIFIER_PROVIDERS as PROVIDERS
 from stickyroute.config.model import ClassifierSettings
 from stickyroute.errors import ConfigError, ConfigProblem
 

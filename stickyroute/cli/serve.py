@@ -15,7 +15,7 @@ from typing import Any
 import httpx
 
 from stickyroute.config import check_config
-from stickyroute.config.model import LOG_FORMATS, LOG_LEVELS
+from stickyroute.config.choices import LOG_FORMATS, LOG_LEVELS
 from stickyroute.config.overrides import Overrides
 
 DEFAULT_CONFIG = "stickyroute.toml"

@@ -3,9 +3,11 @@
 Rules (issue #2 "Config", issue #3 "Configuration"):
 - `type` defaults to the table name when that is a platform (`[channels.telegram]`).
 - `path` / `paths` are exact paths starting with "/", unique across channels; default "/<name>".
-- Telegram-only keys (`secret_token`, `bot_username`) and WhatsApp-only keys (`app_secret`,
-  `verify_token`) are errors on the other platform. Telegram `secret_token`: 1-256 characters
-  of A-Z a-z 0-9 _ - (Bot API, setWebhook). `bot_username` is stored without a leading "@".
+- Telegram-only keys (`secret_token`, `bot_username`, `bot_token`) and WhatsApp-only keys
+  (`app_secret`, `verify_token`, `app_id`, `access_token`) are errors on the other platform. The
+  platform API keys (`stickyroute.config.platform_api`) keep their `${VAR}`s until used.
+  Telegram `secret_token`: 1-256 characters of A-Z a-z 0-9 _ - (Bot API, setWebhook).
+  `bot_username` is stored without a leading "@".
 - Routing: code defaults <- `[routing]` <- `overrides`.
 - Ids in bindings and thread routes are strings or integers, normalised with
   `stickyroute.config.ids.normalise_id` (`+1555...` -> `1555...`, `-100123` -> `"-100123"`).
@@ -24,17 +26,20 @@ from stickyroute.config._reader import Table, Unresolved, describe, quote
 from stickyroute.config._sections import AUTO_ROUTE_KEYS, ROUTING_KEYS, routing_values
 from stickyroute.config.ids import normalise_id
 from stickyroute.config.model import Binding, Channel, ChannelType, RoutingSettings, ThreadRoute
+from stickyroute.config.platform_api import API_KEYS, PlatformApi
 
 _TYPES = tuple(t.value for t in ChannelType)
 _FOREIGN_KEYS = {
-    ChannelType.TELEGRAM: (("app_secret", "verify_token"), "WhatsApp"),
-    ChannelType.WHATSAPP: (("secret_token", "bot_username"), "Telegram"),
+    ChannelType.TELEGRAM: (("app_secret", "verify_token", "app_id", "access_token"), "WhatsApp"),
+    ChannelType.WHATSAPP: (("secret_token", "bot_username", "bot_token"), "Telegram"),
 }
+_BOT_TOKEN = re.compile(r"\d+:[A-Za-z0-9_-]+")
+_APP_ID = re.compile(r"\d+")
 _SECRET_TOKEN = re.compile(r"[A-Za-z0-9_-]{1,256}")
 _BOT_USERNAME = re.compile(r"[A-Za-z0-9_]+")
 CHANNEL_KEYS = (
     "type", "path", "paths", "default_agent", "secret_token", "bot_username", "app_secret",
-    "verify_token", "overrides", "bindings", "thread_routes", "agents",
+    "verify_token", "overrides", "bindings", "thread_routes", "agents", *API_KEYS,
 )
 NO_SECRET = "no secret configured: anyone who knows the URL can post updates"
 
@@ -78,8 +83,21 @@ def _read_channel(name: str, table: Table, agent_names: Collection[str],
     thread_routes = _read_thread_routes(table, agent_names, allowed)
     if kind is None or paths is None or default_agent is None:
         return None
+    api = _read_api(table)
     return Channel(name=name, type=kind, paths=paths, default_agent=default_agent,
-                   routing=routing, bindings=bindings, thread_routes=thread_routes, agents=allowed, **secrets)
+                   routing=routing, bindings=bindings, thread_routes=thread_routes, agents=allowed, api=api, **secrets)
+
+
+def _read_api(table: Table) -> PlatformApi:
+    """`bot_token`, `app_id`, `access_token` as written (`${VAR}` resolved by `stickyroute webhook`);
+    a literal bot token or app id is checked for its shape."""
+    values = {key: table.string(key) for key in API_KEYS}
+    for key, shape, expected in (("bot_token", _BOT_TOKEN, "<digits>:<letters, digits, _ and ->"),
+                                 ("app_id", _APP_ID, "digits")):
+        value = values[key]
+        if value is not None and "${" not in value and not shape.fullmatch(value):
+            table.error(key, f"expected {expected} (or ${{VAR}})")
+    return PlatformApi(**values)
 
 
 def _read_allowed(table: Table, agent_names: Collection[str]) -> tuple[str, ...] | None:

@@ -15,7 +15,7 @@ import datetime
 import difflib
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -54,17 +54,19 @@ class Unresolved:
         self.text = text
 
 
-def substitute_env(tree: Any, env: Mapping[str, str], problems: Problems, key: str = "") -> Any:
-    """`tree` with every `${NAME}` in string values replaced from `env`.
+def substitute_env(tree: Any, env: Mapping[str, str], problems: Problems, key: str = "",
+                   later: Callable[[str], bool] = lambda _key: False) -> Any:
+    """`tree` with every `${NAME}` in string values replaced from `env`, except under the dotted
+    keys `later` names (resolved by whoever uses them: the platform API keys).
 
     An unset variable is recorded as `<key>: environment variable NAME is not set` and the
     value becomes `Unresolved`. Keys and non-string values are left alone.
     """
     if isinstance(tree, dict):
-        return {k: substitute_env(v, env, problems, join(key, k)) for k, v in tree.items()}
+        return {k: substitute_env(v, env, problems, join(key, k), later) for k, v in tree.items()}
     if isinstance(tree, list):
-        return [substitute_env(v, env, problems, f"{key}[{i}]") for i, v in enumerate(tree)]
-    if not isinstance(tree, str) or "${" not in tree:
+        return [substitute_env(v, env, problems, f"{key}[{i}]", later) for i, v in enumerate(tree)]
+    if not isinstance(tree, str) or "${" not in tree or later(key):
         return tree
     missing = [name for name in _ENV_REF.findall(tree) if name not in env]
     for name in dict.fromkeys(missing):

@@ -15,10 +15,8 @@ from typing import Any
 
 from stickyroute.config._reader import Table, quote
 from stickyroute.config._tokens import bearer_token_problem
+from stickyroute.config.choices import CLASSIFIER_PROVIDERS, LOG_FORMATS, LOG_LEVELS
 from stickyroute.config.model import (
-    CLASSIFIER_PROVIDERS,
-    LOG_FORMATS,
-    LOG_LEVELS,
     AdminSettings,
     AgentHints,
     ClassifierSettings,

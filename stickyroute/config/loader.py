@@ -41,6 +41,7 @@ from stickyroute.config._sections import (
 from stickyroute.config._state import read_state
 from stickyroute.config.environment import classifier_key_problem
 from stickyroute.config.model import Agent, Channel, Config, Strategy
+from stickyroute.config.platform_api import is_api_key
 from stickyroute.errors import ConfigError, ConfigProblem
 
 TOP_LEVEL_KEYS = ("server", "admin", "upstream", "routing", "classifier", "state", "hints", "agents", "channels")
@@ -77,7 +78,7 @@ def check_config(path: str | Path, env: Mapping[str, str] | None = None, *,
     if data is None:
         return None, problems.items
     env = os.environ if env is None else env
-    data = substitute_env(data, env, problems)
+    data = substitute_env(data, env, problems, later=is_api_key)
     root = Table(data, "", problems)
     root.reject_unknown(TOP_LEVEL_KEYS)
     config_dir = Path(file).absolute().parent

@@ -11,6 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
+from stickyroute.config.platform_api import PlatformApi
+
 MIB = 1024 * 1024
 
 DEFAULT_ACKNOWLEDGEMENTS: tuple[str, ...] = (
@@ -59,14 +61,9 @@ class ServerSettings:
     """Graceful shutdown (SIGTERM): how long in-flight webhooks may still finish (seconds); a
     request still running then is answered 503 so the platform retries it."""
     log_format: str = "text"
-    """`text` (one line per record: time, level, logger, message) or `json` (one JSON object per
-    line: time, level, logger, message and the record's structured fields); every logger of
-    every process, uvicorn's included, writes to standard error in this format. `serve
-    --log-format` overrides it."""
+    """`text` or `json` lines on stderr, every logger of every process (`stickyroute.server.logs`)."""
     log_level: str = "info"
-    """`debug`, `info`, `warning` or `error`: the least severe records written. At `info` the
-    decision lines and the startup and stop lines are written, uvicorn's per-listener start-up
-    lines only at `debug`. `serve --log-level` overrides it."""
+    """The least severe records written: `debug`, `info`, `warning` or `error`."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,14 +200,12 @@ class Channel:
     """WhatsApp GET verification `hub.verify_token`."""
     agents: tuple[str, ...] | None = None
     """The agents reachable on this channel (`channels.<name>.agents`); None: every agent."""
+    api: PlatformApi = field(default_factory=PlatformApi)
+    """The platform API credentials `stickyroute webhook` uses (never the proxy itself)."""
 
     def allows(self, agent: str) -> bool:
         """True when `agent` may be reached on this channel (its `agents` list, default all)."""
         return self.agents is None or agent in self.agents
-
-
-CLASSIFIER_PROVIDERS: tuple[str, ...] = ("auto", "groq", "keywords", "heuristic")
-"""Accepted `classifier.provider` values; "heuristic" is the old name of "keywords"."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -218,11 +213,7 @@ class ClassifierSettings:
     """`[classifier]`: the intent classifier that confirms switches (seconds, calls)."""
 
     provider: str = "auto"
-    """`auto`: Groq when the environment variable `api_key_env` is set, else the keyword
-    classifier; `groq`: always Groq (the key must be set: `check`, `serve` and a reload refuse the
-    config without it); `keywords`: the offline keyword classifier, no LLM calls (it confirms a
-    switch when the candidate's keyword score reaches the confidence threshold); `heuristic`: the
-    old name of `keywords`."""
+    """auto (groq when the API key is set, else keywords) | groq | keywords (alias heuristic)."""
     model: str = "llama-3.1-8b-instant"
     timeout_s: float = 2.0
     api_key_env: str = "GROQ_API_KEY"
@@ -237,8 +228,6 @@ class ClassifierSettings:
     """How long an open breaker skips the classifier before letting one call through."""
 
 
-LOG_FORMATS: tuple[str, ...] = ("text", "json")
-LOG_LEVELS: tuple[str, ...] = ("debug", "info", "warning", "error")
 STATE_BACKENDS: tuple[str, ...] = ("memory", "redis")
 
 
