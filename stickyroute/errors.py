@@ -3,6 +3,7 @@
     StickyrouteError
     ├── ConfigError              a config file is invalid (carries every problem found)
     ├── UnparsedUpdate           a webhook body we cannot read as a known platform shape
+    ├── WebhookError             `stickyroute webhook`: the platform's API refused or was not reached
     ├── LeaseTimeout             (proxy.state) a conversation stayed held past the caller's wait
     ├── StateUnavailable         (proxy.state) the shared state backend (Redis) failed or was too slow
     ├── UpstreamError            the forwarding leg failed (`kind` names it in the metrics)
@@ -60,6 +61,11 @@ class ConfigError(StickyrouteError):
 
 class UnparsedUpdate(StickyrouteError):
     """A body on a channel path that is not valid JSON or not a known shape of that platform."""
+
+
+class WebhookError(StickyrouteError):
+    """`stickyroute webhook`: the platform's API refused the call or could not be reached (the
+    message says which, never with a credential in it)."""
 
 
 class UpstreamError(StickyrouteError):

@@ -1,7 +1,7 @@
 """`stickyroute` command line: one argparse subcommand per entry of `_COMMANDS`.
 
-    stickyroute check PATH        validate a config: exit 0 (warnings allowed) or 2 (errors)
-    stickyroute serve|stats|replay|explain|learn ...   implemented in their own modules (see below)
+    stickyroute check [PATH]      validate a config: exit 0 (warnings allowed) or 2 (errors)
+    stickyroute init|serve|webhook|stats|replay|explain|learn ...   implemented in their own modules (see below)
 
 A command is a pair `(add_arguments(parser), run(args) -> exit code)`. Commands implemented
 elsewhere live in `_MODULES`: the module (e.g. `stickyroute/cli/serve.py`) defines
@@ -31,7 +31,8 @@ EXIT_INVALID = 2
 
 
 def _add_check_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("path", metavar="PATH", help="config file to validate (TOML)")
+    parser.add_argument("path", metavar="PATH", nargs="?", default="stickyroute.toml",
+                        help="config file to validate (TOML; default ./stickyroute.toml)")
 
 
 def _run_check(args: argparse.Namespace) -> int:
@@ -71,7 +72,9 @@ _COMMANDS: dict[str, tuple[AddArguments, Run]] = {
 """Commands implemented in this module."""
 
 _MODULES: dict[str, str] = {
-    "serve": "stickyroute.cli.serve",  # serve --config PATH [--host H] [--port P] [--record FILE]
+    "init": "stickyroute.cli.init",  # init [DIR] --channel telegram --channel whatsapp
+    "serve": "stickyroute.cli.serve",  # serve [--config PATH] [--host H] [--port P] [--record FILE]
+    "webhook": "stickyroute.cli.webhook",  # webhook set|info|delete CHANNEL [--url URL]
     "stats": "stickyroute.cli.serve",  # stats: the admin listener's GET /stats
     "replay": "stickyroute.replay.cli",  # replay CORPUS.jsonl --agents ... | replay FILE --config NEW
     "explain": "stickyroute.replay.explain",  # explain --config C --channel telegram --text "..."
@@ -86,6 +89,8 @@ _HELP = {
     "replay": "replay a corpus or recorded traffic through the router",
     "explain": "explain one routing decision",
     "learn": "learn keyword rule packs from a labelled corpus or recorded traffic",
+    "init": "write a starter config and the rule packs it uses",
+    "webhook": "register a channel's webhook with its platform (set, info, delete)",
 }
 
 
