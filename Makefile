@@ -23,7 +23,7 @@ endef
 CORPUS ?= eval/corpus
 RESULTS ?= results
 
-.PHONY: install install-runtime run test lint bench bench-icount bench-state bench-learn learn-cv eval eval-hints check clean faults soak fuzz reference
+.PHONY: install install-runtime run test lint docs bench bench-icount bench-state bench-learn learn-cv eval eval-hints check clean faults soak fuzz reference
 
 $(RUNTIME_STAMP): pyproject.toml
 	$(call install_into_venv,$(RUNTIME_STAMP),.)
@@ -40,12 +40,16 @@ install-runtime: $(RUNTIME_STAMP)
 run: install-runtime
 	$(VENV)/bin/stickyroute serve --config $(CONFIG) --demo-agents $(SERVE_ARGS)
 
-test: install lint
+test: install lint docs
 	$(PY) -m pytest
 
 lint: install
 	$(VENV)/bin/ruff check stickyroute tests bench
 	$(VENV)/bin/mypy
+
+# the documentation site (docs/, mkdocs.yml): --strict fails on a broken link, a missing page or an orphan
+docs: install
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --site-dir site
 
 check: install-runtime
 	$(VENV)/bin/stickyroute check $(CONFIG)
@@ -92,4 +96,4 @@ eval-hints: install
 	$(PY) eval/agent_hints.py $(CORPUS) > $(RESULTS)/eval/agent_hints.md && cat $(RESULTS)/eval/agent_hints.md
 
 clean:
-	rm -rf $(VENV) $(LOCK) *.egg-info .pytest_cache dist build
+	rm -rf $(VENV) $(LOCK) *.egg-info .pytest_cache dist build site

@@ -33,9 +33,9 @@ sys.path.insert(0, str(ROOT))
 
 import asyncio  # noqa: E402
 
+from stickyroute.core.route import ConversationKey, Route  # noqa: E402
 from stickyroute.state.base import ConversationLimits  # noqa: E402
 from stickyroute.state.memory import MemoryConversationState  # noqa: E402
-from stickyroute.state.route import ConversationKey, Route  # noqa: E402
 
 N = 100_000
 TARGET_BYTES = 1024

@@ -44,6 +44,7 @@ from stickyroute.config.model import (
     Strategy,
     ThreadRoute,
 )
+from stickyroute.core.route import ConversationKey, Route
 from stickyroute.routing.engine import Decision, NeedsClassification, NeedsPermit, conclude, decide
 from stickyroute.routing.envelope import Envelope, MessageKind
 from stickyroute.routing.router import Router
@@ -52,7 +53,6 @@ from stickyroute.routing.signals import Ignored, Signal, apply_signal
 from stickyroute.state.base import limits_for
 from stickyroute.state.budget import MemorySwitchBudget
 from stickyroute.state.memory import MemoryConversationState
-from stickyroute.state.route import ConversationKey, Route
 
 CHANNEL = "telegram"
 USER = "111"

@@ -116,3 +116,13 @@ def _reachable(start: str) -> set[str]:
 @pytest.mark.parametrize("name", sorted(n for n in MODULES if n.startswith("stickyroute.server")))
 def test_the_running_server_never_imports_the_offline_replay_package(name: str) -> None:
     assert sorted(m for m in _reachable(name) if m.startswith("stickyroute.replay")) == []
+
+
+PURE_ENGINE = ["stickyroute.routing.engine", "stickyroute.routing.explain", "stickyroute.routing.decision", "stickyroute.routing.signals",
+               "stickyroute.routing.layer1", "stickyroute.routing.keywords", "stickyroute.routing.explicit",
+               "stickyroute.routing.rules", "stickyroute.core.route", "stickyroute.core.delivery"]
+
+
+@pytest.mark.parametrize("name", PURE_ENGINE)
+def test_the_pure_engine_imports_nothing_from_the_storage_package(name: str) -> None:
+    assert sorted(d for d in GRAPH[name] if d.startswith("stickyroute.state")) == []

@@ -29,6 +29,7 @@ from prometheus_client import CollectorRegistry
 from stickyroute import clock as clocks
 from stickyroute.channels import ADAPTERS, BodyPart, ChannelAdapter, Request, SplitError
 from stickyroute.config.model import Agent, Channel, Config
+from stickyroute.core.delivery import DecisionMemo, DeliveryKey
 from stickyroute.errors import UnparsedUpdate, UpstreamError, UpstreamTimeout
 from stickyroute.forwarding.inbound import Inbound
 from stickyroute.forwarding.late import LateAnswers
@@ -42,7 +43,7 @@ from stickyroute.reply import Reply
 from stickyroute.routing.engine import Decision
 from stickyroute.routing.envelope import Envelope
 from stickyroute.routing.router import Router
-from stickyroute.state.base import Claim, ClaimState, DecisionMemo, DeliveryKey, DeliveryLog
+from stickyroute.state.base import Claim, ClaimState, DeliveryLog
 
 log = logging.getLogger("stickyroute.dispatch")
 CUT_STATUS = 503

@@ -19,9 +19,10 @@ import logging
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 
+from stickyroute.core.delivery import DecisionMemo, DeliveryKey
 from stickyroute.errors import UpstreamError
 from stickyroute.reply import Reply
-from stickyroute.state.base import DecisionMemo, DeliveryKey, DeliveryLog
+from stickyroute.state.base import DeliveryLog
 
 __all__ = ["LateAnswers"]
 

@@ -3,11 +3,11 @@ accounting and the recorder)."""
 
 from __future__ import annotations
 
+from stickyroute.core.delivery import DeliveryKey
 from stickyroute.observe import Entry
 from stickyroute.reply import Reply
 from stickyroute.routing.engine import Decision
 from stickyroute.routing.envelope import Envelope
-from stickyroute.state.base import DeliveryKey
 
 __all__ = ["Item", "Pending"]
 

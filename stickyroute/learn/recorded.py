@@ -26,13 +26,13 @@ from typing import Any
 
 from stickyroute import channels
 from stickyroute.config.model import Config
+from stickyroute.core.route import ConversationKey
 from stickyroute.errors import UnparsedUpdate
 from stickyroute.forwarding.recording import body_of
 from stickyroute.learn.labels import Evidence, LabelledConversation, LabelledMessage
 from stickyroute.learn.terms import message_terms
 from stickyroute.routing.envelope import MessageKind
 from stickyroute.routing.explicit import AgentNames, ExplicitKind, parse_explicit, without_explicit
-from stickyroute.state.route import ConversationKey
 
 CREDITED = frozenset({"classified", "reclassified", "llm_confirmed", "agent_hint"})
 BACKGROUND_REASONS = frozenset({"llm_rejected", "hint_rejected", "classified_default"})

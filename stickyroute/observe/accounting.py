@@ -33,12 +33,12 @@ from prometheus_client import CollectorRegistry
 
 from stickyroute.classifier.base import Outcome
 from stickyroute.config.model import Channel
+from stickyroute.core.route import ConversationKey
 from stickyroute.observe.metrics import Metrics, status_class
 from stickyroute.observe.ring import DecisionRing
 from stickyroute.observe.series import Series
 from stickyroute.routing.engine import Decision
 from stickyroute.routing.envelope import Envelope
-from stickyroute.state.route import ConversationKey
 
 __all__ = ["Accounting", "Entry", "conversation_of"]
 

@@ -19,14 +19,14 @@ from typing import Any
 from stickyroute import channels
 from stickyroute.classifier.base import Classifier
 from stickyroute.config.model import Config
+from stickyroute.core.delivery import DecisionMemo
+from stickyroute.core.route import ConversationKey
 from stickyroute.errors import UnparsedUpdate
 from stickyroute.forwarding.recording import FORMAT, body_of
 from stickyroute.replay.offline import keyword_classifier, offline_router
 from stickyroute.reply import Reply
 from stickyroute.routing.envelope import Envelope
-from stickyroute.state.base import DecisionMemo
 from stickyroute.state.memory import MemoryDeliveryLog
-from stickyroute.state.route import ConversationKey
 
 _ANSWERED = Reply(200)
 """What the offline replay stores for a decided delivery (nothing is forwarded)."""

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from stickyroute.classifier.base import Classification
-from stickyroute.state.route import ConversationKey, Route
+from stickyroute.core.route import ConversationKey, Route
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,13 +17,13 @@ from collections.abc import Mapping
 
 from stickyroute.classifier.base import Classification, Outcome
 from stickyroute.config.model import AgentHints, RoutingSettings, Strategy
+from stickyroute.core.route import Route
 from stickyroute.routing.decision import Conversation, Decision, NeedsClassification, NeedsPermit, Purpose
 from stickyroute.routing.envelope import Envelope, MessageKind
 from stickyroute.routing.explicit import ExplicitKind, parse_explicit
 from stickyroute.routing.keywords import top_agent
 from stickyroute.routing.rules import ChannelRules
 from stickyroute.routing.signals import HANDOFF, NOT_MINE, hint_confirmation, hint_divergence
-from stickyroute.state.route import Route
 
 __all__ = ["Conversation", "Decision", "NeedsClassification", "NeedsPermit", "Purpose", "busy", "conclude", "decide",
            "is_acknowledgement", "is_short"]

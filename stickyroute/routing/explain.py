@@ -15,11 +15,11 @@ first, so an ignored one says why. Pure: no I/O, `now` is an argument.
 
 from __future__ import annotations
 
+from stickyroute.core.route import Route
 from stickyroute.routing.engine import Decision, NeedsClassification, NeedsPermit, Purpose, decide
 from stickyroute.routing.envelope import Envelope, MessageKind
 from stickyroute.routing.rules import ChannelRules
 from stickyroute.routing.signals import Ignored, Signal, SignalKind, apply_signal
-from stickyroute.state.route import Route
 
 __all__ = ["NOW", "Outcome", "explain_outcome"]
 

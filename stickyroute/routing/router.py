@@ -26,6 +26,7 @@ from collections.abc import Mapping
 
 from stickyroute.classifier.base import Candidate, Classification, ClassificationRequest, Classifier
 from stickyroute.config.model import Config
+from stickyroute.core.route import ConversationKey, Route
 from stickyroute.routing.engine import Conversation, Decision, NeedsClassification, NeedsPermit, busy, conclude, decide
 from stickyroute.routing.envelope import Envelope
 from stickyroute.routing.layer1 import Layer1
@@ -33,7 +34,6 @@ from stickyroute.routing.rules import ChannelRules
 from stickyroute.routing.signals import Ignored, Signal, apply_signal
 from stickyroute.state.base import ConversationState, LeaseTimeout
 from stickyroute.state.budget import MemorySwitchBudget, SwitchBudget
-from stickyroute.state.route import ConversationKey, Route
 
 SIGNAL_RETRY_S = 0.02
 """How long `signal` waits before reading a conversation again that a decision held (seconds)."""

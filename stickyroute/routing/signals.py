@@ -28,9 +28,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from stickyroute.config.model import AgentHints, RoutingSettings, Strategy
+from stickyroute.core.route import Route
 from stickyroute.routing.decision import NeedsClassification, Purpose
 from stickyroute.routing.rules import ChannelRules
-from stickyroute.state.route import Route
 
 __all__ = ["HANDOFF", "NOT_MINE", "Ignored", "Signal", "SignalKind", "apply_signal", "hint_confirmation",
            "hint_divergence"]

@@ -13,6 +13,7 @@ from typing import Any
 from stickyroute.admin.errors import ApiError, unprocessable
 from stickyroute.config.ids import normalise_id
 from stickyroute.config.model import Channel
+from stickyroute.core.route import ConversationKey, Route
 from stickyroute.observe.ring import Subscription
 from stickyroute.routing.engine import Decision, NeedsClassification, NeedsPermit
 from stickyroute.routing.envelope import Envelope, MessageKind
@@ -21,7 +22,6 @@ from stickyroute.routing.layer1 import Layer1
 from stickyroute.server.core import ServiceCore
 from stickyroute.server.reload import reload_config
 from stickyroute.state.base import Lease, LeaseTimeout
-from stickyroute.state.route import ConversationKey, Route
 
 __all__ = ["Operations"]
 

@@ -1,8 +1,8 @@
 """State: everything that outlives a request, behind two async protocols with `now` passed in.
 
-    base.py     ConversationState, DeliveryLog (protocols), Lease, Claim, ClaimState, DecisionMemo,
-                LeaseTimeout, StateUnavailable
-    route.py    Route, ConversationKey (the values kept per conversation)
+    base.py     ConversationState, DeliveryLog (protocols), Lease, Claim, ClaimState, LeaseTimeout,
+                StateUnavailable (the values kept, Route, ConversationKey, DeliveryKey and DecisionMemo,
+                live in `stickyroute.core`)
     budget.py   ClassifierBudget, SwitchBudget (protocols), TokenBucket, MemoryBudget, MemorySwitchBudget
     memory.py   the embedded backend (one process; cachetools)
     redis/      the shared backend (replicas and workers; redis-py asyncio, Lua scripts)
@@ -18,8 +18,6 @@ from stickyroute.state.base import (
     ClaimState,
     ConversationLimits,
     ConversationState,
-    DecisionMemo,
-    DeliveryKey,
     DeliveryLog,
     Lease,
     LeaseTimeout,
@@ -29,17 +27,13 @@ from stickyroute.state.base import (
 from stickyroute.state.budget import ClassifierBudget, MemoryBudget, MemorySwitchBudget, SwitchBudget, TokenBucket
 from stickyroute.state.build import StateBackends, build_state
 from stickyroute.state.memory import MemoryConversationState, MemoryDeliveryLog
-from stickyroute.state.route import ConversationKey, Route
 
 __all__ = [
     "Claim",
     "ClaimState",
     "ClassifierBudget",
-    "ConversationKey",
     "ConversationLimits",
     "ConversationState",
-    "DecisionMemo",
-    "DeliveryKey",
     "DeliveryLog",
     "Lease",
     "LeaseTimeout",
@@ -47,7 +41,6 @@ __all__ = [
     "MemoryConversationState",
     "MemoryDeliveryLog",
     "MemorySwitchBudget",
-    "Route",
     "StateBackends",
     "StateUnavailable",
     "SwitchBudget",

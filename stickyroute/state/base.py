@@ -29,9 +29,10 @@ from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
 from stickyroute.config.model import Config
+from stickyroute.core.delivery import DecisionMemo, DeliveryKey
+from stickyroute.core.route import ConversationKey, Route
 from stickyroute.errors import StickyrouteError
 from stickyroute.reply import Reply
-from stickyroute.state.route import ConversationKey, Route
 
 
 class LeaseTimeout(StickyrouteError):
@@ -41,10 +42,6 @@ class LeaseTimeout(StickyrouteError):
 class StateUnavailable(StickyrouteError):
     """A shared backend's operation failed or took longer than its `op_timeout` (the foreign
     error, e.g. redis' ConnectionError, is its `__cause__`). Callers fall back, never fail."""
-
-
-DeliveryKey = tuple[str, str]
-"""(channel name, delivery id): Telegram `update_id`, WhatsApp wamid, status id + status..."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,14 +164,6 @@ class ClaimState(enum.Enum):
     IN_FLIGHT = "in_flight"
     DONE = "done"
     FAILED = "failed"
-
-
-@dataclass(frozen=True, slots=True)
-class DecisionMemo:
-    """The first decision of a delivery: later attempts go to the same agent with this reason."""
-
-    agent: str
-    reason: str
 
 
 @dataclass(frozen=True, slots=True)

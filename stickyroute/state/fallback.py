@@ -22,21 +22,20 @@ from collections import Counter
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from typing import TypeVar
 
+from stickyroute.core.delivery import DecisionMemo, DeliveryKey
+from stickyroute.core.route import ConversationKey, Route
 from stickyroute.reply import Reply
 from stickyroute.state.base import (
     Claim,
     ClaimState,
     ConversationLimits,
     ConversationState,
-    DecisionMemo,
-    DeliveryKey,
     DeliveryLog,
     Lease,
     StateUnavailable,
 )
 from stickyroute.state.budget import ClassifierBudget, SwitchBudget
 from stickyroute.state.health import BackendHealth
-from stickyroute.state.route import ConversationKey, Route
 
 T = TypeVar("T")
 

@@ -22,11 +22,11 @@ from collections.abc import Callable, Collection, Iterator, Mapping
 
 from cachetools import Cache, LRUCache, TLRUCache, TTLCache
 
+from stickyroute.core.route import ConversationKey, Route
 from stickyroute.state._now import NOW as _NOW
 from stickyroute.state._now import timer as _timer
 from stickyroute.state.base import ConversationLimits, Lease, LeaseTimeout, most_recent
 from stickyroute.state.memory_deliveries import DELIVERY_TTL_S, MAX_MEMOS, MAX_REPLY_BYTES, MemoryDeliveryLog
-from stickyroute.state.route import ConversationKey, Route
 
 __all__ = ["DELIVERY_TTL_S", "MAX_MEMOS", "MAX_REPLY_BYTES", "MemoryConversationState", "MemoryDeliveryLog"]
 

@@ -11,9 +11,10 @@ from collections.abc import Mapping, Sequence
 
 from cachetools import TTLCache
 
+from stickyroute.core.delivery import DecisionMemo, DeliveryKey
 from stickyroute.reply import Reply
 from stickyroute.state._now import NOW, timer
-from stickyroute.state.base import Claim, ClaimState, DecisionMemo, DeliveryKey
+from stickyroute.state.base import Claim, ClaimState
 
 DELIVERY_TTL_S = 24 * 3600.0
 """How long an answered delivery is remembered (Telegram retries an update for about a day)."""

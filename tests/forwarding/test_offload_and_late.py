@@ -9,12 +9,13 @@ import threading
 import pytest
 
 from stickyroute import clock
+from stickyroute.core.delivery import DecisionMemo
 from stickyroute.errors import UpstreamTimeout
 from stickyroute.forwarding import offload as offload_module
 from stickyroute.forwarding.late import LateAnswers
 from stickyroute.forwarding.offload import BREATH_S, CHUNK, OFFLOAD_BYTES, Breather, chunks, offload
 from stickyroute.reply import Reply
-from stickyroute.state.base import ClaimState, DecisionMemo
+from stickyroute.state.base import ClaimState
 from stickyroute.state.memory import MemoryDeliveryLog
 
 KEY = ("telegram", "7")

@@ -7,10 +7,10 @@ import base64
 
 import pytest
 
+from stickyroute.core.route import ConversationKey
 from stickyroute.hints import AgentRateLimit, ConversationTokens, TokenClaims, TokenRejected, take_signals
 from stickyroute.reply import Reply
 from stickyroute.routing.signals import Signal, SignalKind
-from stickyroute.state.route import ConversationKey
 
 SECRET = "a-shared-hint-secret-0123456789"
 KEY = ConversationKey("telegram", "111", None, "111")

@@ -10,13 +10,13 @@ import pytest
 from stickyroute.classifier.base import Classification, Outcome
 from stickyroute.classifier.keywords import KeywordClassifier
 from stickyroute.config.model import Agent, Channel, ChannelType, Config, RoutingSettings, Strategy
+from stickyroute.core.route import Route
 from stickyroute.learn.gate import GateRules, is_unscored, predict
 from stickyroute.replay.cli import RECOMMENDED
 from stickyroute.routing.engine import NeedsClassification, conclude, decide
 from stickyroute.routing.envelope import Envelope, MessageKind
 from stickyroute.routing.explicit import AgentNames
 from stickyroute.routing.rules import build_rules
-from stickyroute.state.route import Route
 
 AGENTS = ("a", "b", "c", "d")  # d is the channel default
 TEXT = "a message long enough to be scored"

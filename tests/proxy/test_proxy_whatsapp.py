@@ -7,7 +7,7 @@ import json
 import pytest
 
 from stickyroute.channels.whatsapp_split import sign
-from stickyroute.state.route import ConversationKey
+from stickyroute.core.route import ConversationKey
 from tests.proxy.harness import Proxy, payload, sha, upstream_set, whatsapp_text, write_config
 
 SECRET = "test-app-secret"

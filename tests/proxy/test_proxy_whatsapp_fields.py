@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from stickyroute.state.route import ConversationKey
+from stickyroute.core.route import ConversationKey
 from tests.proxy.harness import Proxy, upstream_set, whatsapp_text, write_config
 
 WHATSAPP = """

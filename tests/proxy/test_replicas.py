@@ -19,10 +19,10 @@ import httpx
 import pytest
 from redis.asyncio import Redis
 
+from stickyroute.core.route import ConversationKey
 from stickyroute.replay.corpus import Conversation, load_agents, load_corpus
 from stickyroute.state.base import ConversationLimits
 from stickyroute.state.redis import RedisConversationState, RedisStore
-from stickyroute.state.route import ConversationKey
 from tests.proxy.harness import telegram_text
 from tests.proxy.processes import HEADERS, ROOT, ProxyProcess, RecordingAgent, write_replica_config
 from tests.redis_server import flush_prefix, private_prefix, require_redis

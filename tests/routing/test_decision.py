@@ -6,8 +6,8 @@ import dataclasses
 import hashlib
 
 from stickyroute.classifier.base import Classification, Outcome
+from stickyroute.core.route import ConversationKey, Route
 from stickyroute.routing.decision import Conversation, Decision
-from stickyroute.state.route import ConversationKey, Route
 
 
 def test_about_sets_the_conversation_like_dataclasses_replace_and_keeps_every_other_field():

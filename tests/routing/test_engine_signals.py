@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from stickyroute.config.model import AgentHints, Strategy
+from stickyroute.core.route import Route
 from stickyroute.routing.signals import HANDOFF, NOT_MINE, Ignored, Signal, SignalKind
-from stickyroute.state.route import Route
 from tests.routing.engine_cases import HEUR, LONG, OFF, ONLY, TTL
 from tests.scenario import MIN, T0, Playbook, ScriptedClassifier, agent, agents, make_config
 

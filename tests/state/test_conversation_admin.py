@@ -8,9 +8,9 @@ import random
 
 import pytest
 
+from stickyroute.core.route import ConversationKey, Route
 from stickyroute.state.base import ConversationLimits, ConversationState
 from stickyroute.state.budget import SwitchBudget, TokenBucket
-from stickyroute.state.route import ConversationKey, Route
 from tests.state.backends import CHANNELS, MAX_CONVERSATIONS, T0, TTL_S
 
 A = ConversationKey("telegram", "111", None, "111")

@@ -4,8 +4,8 @@ expected while no decision holds the conversation."""
 
 from __future__ import annotations
 
+from stickyroute.core.route import ConversationKey, Route
 from stickyroute.state.base import ConversationState
-from stickyroute.state.route import ConversationKey, Route
 from tests.state.backends import T0, TTL_S
 
 A = ConversationKey("telegram", "111", None, "111")

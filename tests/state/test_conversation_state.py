@@ -8,8 +8,8 @@ from dataclasses import replace
 
 import pytest
 
+from stickyroute.core.route import ConversationKey, Route
 from stickyroute.state.base import ConversationState, LeaseTimeout
-from stickyroute.state.route import ConversationKey, Route
 from tests.state.backends import RECENT, T0, TTL_S
 
 A = ConversationKey("telegram", "111", None, "111")

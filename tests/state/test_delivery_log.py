@@ -7,8 +7,9 @@ import asyncio
 
 import pytest
 
+from stickyroute.core.delivery import DecisionMemo
 from stickyroute.reply import Reply
-from stickyroute.state.base import Claim, ClaimState, DecisionMemo, DeliveryLog
+from stickyroute.state.base import Claim, ClaimState, DeliveryLog
 from tests.state.backends import DELIVERY_TTL_S, T0
 
 TG, WA = "telegram", "whatsapp"

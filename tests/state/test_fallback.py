@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator
 import pytest
 from prometheus_client import CollectorRegistry
 
+from stickyroute.core.route import ConversationKey, Route
 from stickyroute.reply import Reply
 from stickyroute.state.base import ClaimState, ConversationLimits, StateUnavailable
 from stickyroute.state.budget import MemoryBudget
@@ -17,7 +18,6 @@ from stickyroute.state.fallback import FallbackBudget, FallbackConversationState
 from stickyroute.state.health import BackendHealth
 from stickyroute.state.memory import MemoryConversationState, MemoryDeliveryLog
 from stickyroute.state.redis import RedisBudget, RedisConversationState, RedisDeliveryLog, RedisStore
-from stickyroute.state.route import ConversationKey, Route
 from tests.redis_server import OwnRedis
 
 T0 = 1_700_000_000.0

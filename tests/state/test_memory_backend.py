@@ -3,10 +3,10 @@ routes per channel (LRU at `max_conversations`), stored answers by total size in
 
 from __future__ import annotations
 
+from stickyroute.core.route import ConversationKey, Route
 from stickyroute.reply import Reply
 from stickyroute.state.base import ClaimState, ConversationLimits
 from stickyroute.state.memory import MemoryConversationState, MemoryDeliveryLog
-from stickyroute.state.route import ConversationKey, Route
 
 T0 = 1_700_000_000.0
 TTL = 1800.0

@@ -15,12 +15,13 @@ import redis.exceptions
 from redis.asyncio import Redis
 from redis.crc import key_slot
 
+from stickyroute.core.delivery import DecisionMemo
+from stickyroute.core.route import ConversationKey, Route
 from stickyroute.reply import Reply
-from stickyroute.state.base import Claim, ClaimState, ConversationLimits, DecisionMemo, StateUnavailable
+from stickyroute.state.base import Claim, ClaimState, ConversationLimits, StateUnavailable
 from stickyroute.state.budget import TokenBucket
 from stickyroute.state.redis import KeyLayout, RedisBudget, RedisConversationState, RedisDeliveryLog, RedisStore
 from stickyroute.state.redis.client import FOREIGN_ERRORS, translate
-from stickyroute.state.route import ConversationKey, Route
 from tests.redis_server import flush_prefix, private_prefix, require_redis
 
 T0 = 1_700_000_000.0

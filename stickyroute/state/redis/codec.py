@@ -16,9 +16,9 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
+from stickyroute.core.delivery import DecisionMemo
+from stickyroute.core.route import Route
 from stickyroute.reply import Reply
-from stickyroute.state.base import DecisionMemo
-from stickyroute.state.route import Route
 
 ROUTE_FIELDS = ("a", "c", "l", "x", "d", "n", "w", "h", "g")
 

@@ -32,12 +32,12 @@ from collections import Counter
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
+from stickyroute.core.route import ConversationKey, Route
 from stickyroute.state.base import ConversationLimits, Lease, LeaseTimeout, StateUnavailable, most_recent
 from stickyroute.state.redis.client import RedisStore
 from stickyroute.state.redis.codec import ROUTE_FIELDS, recent_blob, recent_from, route_args, route_from
 from stickyroute.state.redis.keys import KeyLayout
 from stickyroute.state.redis.scripts import ACQUIRE, COMMIT, DELETE, PRUNE, PUT, RELEASE, SWAP
-from stickyroute.state.route import ConversationKey, Route
 
 log = logging.getLogger("stickyroute.state")
 

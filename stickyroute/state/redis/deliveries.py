@@ -29,8 +29,9 @@ from collections.abc import Mapping, Sequence
 
 from cachetools import LRUCache
 
+from stickyroute.core.delivery import DecisionMemo, DeliveryKey
 from stickyroute.reply import Reply
-from stickyroute.state.base import Claim, ClaimState, DecisionMemo, DeliveryKey
+from stickyroute.state.base import Claim, ClaimState
 from stickyroute.state.redis.client import Call, RedisStore
 from stickyroute.state.redis.codec import memo_blob, memo_from, reply_blob, reply_from
 from stickyroute.state.redis.scripts import CLAIM, COMPLETE, FAIL, SETTLE

@@ -19,8 +19,8 @@ from __future__ import annotations
 import hashlib
 import re
 
-from stickyroute.state.base import DeliveryKey
-from stickyroute.state.route import ConversationKey
+from stickyroute.core.delivery import DeliveryKey
+from stickyroute.core.route import ConversationKey
 
 _GLOB = re.compile(r"([*?\[\]\\])")
 _MAX_ID_CHARS = 128

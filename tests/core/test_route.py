@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 
-from stickyroute.state.route import ConversationKey, Route
+from stickyroute.core.route import ConversationKey, Route
 
 T0 = 1_700_000_000.0
 A = ConversationKey("telegram", "111", None, "111")
