@@ -56,7 +56,7 @@ check: install-runtime
 
 # docs/configuration.md and docs/cli.md from the config model and the command line (tests fail when stale)
 reference: install-runtime
-	$(PY) -m stickyroute.cli.reference --write
+	$(PY) -m stickyroute.cli.reference write
 
 # benchmarks and evaluations print and write under $(RESULTS)/ (ignored): they never rewrite tracked files
 bench: install

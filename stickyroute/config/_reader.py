@@ -33,6 +33,8 @@ class Problems:
     def __init__(self, file: str) -> None:
         self.file = file
         self.items: list[ConfigProblem] = []
+        self.keys: dict[str, tuple[str, ...]] = {}  # each table read -> its accepted keys (config reference)
+        self.choices: dict[str, tuple[str, ...]] = {}  # each enumerated key read -> its accepted values
 
     def error(self, key: str, message: str) -> None:
         self.items.append(ConfigProblem(self.file, key, message))
@@ -125,6 +127,7 @@ class Table:
     def reject_unknown(self, allowed: Iterable[str]) -> None:
         """Record `unknown key` for every key not in `allowed` (with a close match as a hint)."""
         allowed = list(allowed)
+        self.problems.keys[self.key] = tuple(allowed)
         for key in self.data:
             if key in allowed:
                 continue
@@ -159,6 +162,7 @@ class Table:
     def choice(self, key: str, choices: Iterable[str], default: str | None = None) -> str | None:
         """A string that must be one of `choices` (listed in the message)."""
         choices = list(choices)
+        self.problems.choices[self.sub(key)] = tuple(choices)
         value = self.string(key)
         if value is None:
             return None if key in self.data else default

@@ -72,11 +72,19 @@ def check_config(path: str | Path, env: Mapping[str, str] | None = None, *,
 
     `env` resolves `${VAR}` (default os.environ); `key_env` is where the classifier's API key is
     looked for (default: `env`, as the running classifier does)."""
+    config, problems = read_config(path, env, key_env=key_env)
+    return config, problems.items
+
+
+def read_config(path: str | Path, env: Mapping[str, str] | None = None, *,
+                key_env: Mapping[str, str] | None = None) -> tuple[Config | None, Problems]:
+    """`check_config` with its `Problems` (which also hold every table's accepted keys and every
+    enumerated key's values: `stickyroute.config.reference` reads them)."""
     file = str(path)
     problems = Problems(file)
     data = read_toml(file, problems)
     if data is None:
-        return None, problems.items
+        return None, problems
     env = os.environ if env is None else env
     data = substitute_env(data, env, problems, later=is_api_key)
     root = Table(data, "", problems)
@@ -97,7 +105,7 @@ def check_config(path: str | Path, env: Mapping[str, str] | None = None, *,
     _warn_keywordless(problems, agents, channels)
     warn_unsigned(problems, hints, agents, state)
     if problems.errors:
-        return None, problems.items
+        return None, problems
     config = Config(
         path=file,
         agents=MappingProxyType(agents),
@@ -110,7 +118,7 @@ def check_config(path: str | Path, env: Mapping[str, str] | None = None, *,
         state=state,
         hints=hints,
     )
-    return config, problems.items
+    return config, problems
 
 
 def _names(table: Any) -> tuple[str, ...]:
