@@ -14,7 +14,7 @@
    the old config ended (a decision in flight may still write one); meanwhile the engine treats
    them as no route. The replaced runtime's own pools and classifier client close then too.
 
-Settings the process binds at start (`server.host/port/ssl_*`, `admin.host/port`, `[state]`)
+Settings the process binds at start (`server.host/port/ssl_*/log_*`, `admin.host/port`, `[state]`)
 are listed in `restart_needed` and keep their running values until a restart. With `serve
 --workers`, the validated reload is a rolling restart of the workers (uvicorn's SIGHUP).
 """
@@ -66,6 +66,8 @@ def restart_needed(old: Config, new: Config) -> tuple[str, ...]:
     pairs = [("server.host", old.server.host, new.server.host), ("server.port", old.server.port, new.server.port),
              ("server.ssl_certfile", old.server.ssl_certfile, new.server.ssl_certfile),
              ("server.ssl_keyfile", old.server.ssl_keyfile, new.server.ssl_keyfile),
+             ("server.log_format", old.server.log_format, new.server.log_format),
+             ("server.log_level", old.server.log_level, new.server.log_level),
              ("admin.host", old.admin.host, new.admin.host), ("admin.port", old.admin.port, new.admin.port),
              ("state", old.state, new.state)]
     return tuple(key for key, before, after in pairs if before != after)

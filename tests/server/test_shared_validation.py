@@ -101,3 +101,12 @@ def test_replicas_of_one_file_show_one_hash_and_their_own_overrides(tmp_path):
     assert first["overrides"] == status["overrides"] == {  # type: ignore[index]
         "server.host": "127.0.0.1", "server.port": one.port, "admin.port": one.admin_port}
     assert second["overrides"]["server.port"] == two.port  # type: ignore[index]
+
+
+async def test_a_reload_says_a_new_log_format_needs_a_restart(tmp_path):
+    with upstream_set("general") as ups:
+        async with Operated(tmp_path, ups, agents={}) as op:
+            path = tmp_path / "proxy.toml"
+            path.write_text('[server]\nlog_format = "json"\nlog_level = "debug"\n' + path.read_text())
+            done = await op.api("POST", "/v1/reload")
+    assert (done.status_code, done.json()["restart_needed"]) == (200, ["server.log_format", "server.log_level"])
