@@ -25,14 +25,16 @@ from stickyroute.errors import ConfigProblem
 AddArguments = Callable[[argparse.ArgumentParser], None]
 Run = Callable[[argparse.Namespace], int]
 
+DEFAULT_CONFIG = "stickyroute.toml"
+"""The config `check` reads without PATH (as `serve` and `webhook` do without --config)."""
 EXIT_OK = 0
 EXIT_CLOSED_PIPE = 1
 EXIT_INVALID = 2
 
 
 def _add_check_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("path", metavar="PATH", nargs="?", default="stickyroute.toml",
-                        help="config file to validate (TOML; default ./stickyroute.toml)")
+    parser.add_argument("path", metavar="PATH", nargs="?", help="config file to validate (TOML; default "
+                        f"./{DEFAULT_CONFIG}, which `stickyroute init` writes)")
 
 
 def _run_check(args: argparse.Namespace) -> int:
@@ -42,7 +44,11 @@ def _run_check(args: argparse.Namespace) -> int:
     With `[state] backend = "redis"`, a Redis that does not answer is a warning (`state.url`)
     with the exact error: the proxy would start on its memory fallback.
     """
-    config, problems = check_config(args.path)
+    if args.path is None and not os.path.isfile(DEFAULT_CONFIG):
+        print(f"stickyroute check: no config to check: there is no ./{DEFAULT_CONFIG} here (`stickyroute init` "
+              "writes one); or name it: stickyroute check PATH", file=sys.stderr)
+        return EXIT_INVALID
+    config, problems = check_config(args.path or DEFAULT_CONFIG)
     if config is not None and config.state.shared and not [p for p in problems if not p.warning]:
         from stickyroute.state.build import probe
 
