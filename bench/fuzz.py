@@ -3,9 +3,10 @@ count of failures (target 0).
 
     .venv/bin/python bench/fuzz.py [--inputs 100000] [--seed 0]
 
-Inputs (bench/fuzzing/strategies.py): schema-shaped Telegram updates and WhatsApp notifications
-and byte mutations of the shipped payloads, split evenly over (telegram, whatsapp) x (adapter,
-proxy) properties (bench/fuzzing/properties.py). No shrinking: every failing input is counted
+Inputs (bench/fuzzing/strategies.py, bench/fuzzing/platforms.py): schema-shaped bodies of every
+platform (Telegram, WhatsApp, Slack, Discord, LINE, Messenger, Instagram) and byte mutations of the
+shipped payloads, split evenly over platform x (adapter, proxy) properties
+(bench/fuzzing/properties.py). No shrinking: every failing input is counted
 and the first few are printed with their violations. Writes results/fuzz.md (ignored by git).
 """
 
@@ -24,7 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.fuzzing.properties import Target, check_adapter  # noqa: E402
-from bench.fuzzing.strategies import any_body  # noqa: E402
+from bench.fuzzing.strategies import PLATFORMS, any_body  # noqa: E402
 
 
 def _case(one: Callable[[bytes, str, str, str], None], platform: str, prop: str, name: str) -> Callable[[bytes], None]:
@@ -39,11 +40,11 @@ def run(inputs: int, seed_value: int) -> tuple[dict[str, int], dict[str, int], l
     examples: list[str] = []
     loop = asyncio.new_event_loop()
     target = loop.run_until_complete(Target.create())
-    per = max(1, inputs // 4)
+    per = max(1, inputs // (2 * len(PLATFORMS)))
     profile = settings(max_examples=per, deadline=None, database=None, phases=[Phase.generate],
                        suppress_health_check=list(HealthCheck))
     try:
-        for platform in ("telegram", "whatsapp"):
+        for platform in PLATFORMS:
             for prop in ("adapter", "proxy"):
                 name = f"{platform}/{prop}"
 

@@ -128,3 +128,20 @@ def test_serve_finds_the_init_config_in_the_current_folder_and_routes_to_a_demo_
         output = process.communicate(timeout=GUARD_S)[0].decode()
     assert (reply.status_code, reply.json()) == (200, {"ok": True, "agent": "coder"})  # the demo agent answered
     assert "started: config stickyroute.toml hash" in output
+
+
+VALID = {"DISCORD_PUBLIC_KEY": "ab" * 32}
+"""Values a platform checks the shape of (the others take any string)."""
+
+
+def test_every_channel_template_makes_a_config_that_checks(tmp_path, capsys):
+    every = list(CHANNEL_TEMPLATES)
+    args = ["init", str(tmp_path)] + [arg for channel in every for arg in ("--channel", channel)]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    named = re.findall(r"export (\w+)=", out)
+    assert len(named) == len(set(named))  # a variable two channels share (META_APP_ID) is listed once
+    env = {name: VALID.get(name, f"value-of-{name.lower()}") for name in named}
+    config, problems = check_config(tmp_path / "stickyroute.toml", env=env)
+    assert config is not None and [str(p) for p in problems] == []
+    assert [c.type.value for c in config.channels.values()] == every

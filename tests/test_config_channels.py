@@ -55,9 +55,11 @@ def telegram(*lines: str, name: str = "telegram") -> str:
 CHANNEL_CASES = [
     pytest.param(telegram(name="tg"),
                  ['channels.tg.type: is required: the table name "tg" is not a channel type '
-                  '(telegram, whatsapp)'], id="type-missing-not-derivable"),
-    pytest.param(telegram('type = "slack"'),
-                 ['channels.telegram.type: expected one of telegram, whatsapp; got "slack"'],
+                  '(telegram, whatsapp, slack, discord, line, messenger, instagram)'],
+                 id="type-missing-not-derivable"),
+    pytest.param(telegram('type = "viber"'),
+                 ['channels.telegram.type: expected one of telegram, whatsapp, slack, discord, line, messenger, '
+                  'instagram; got "viber"'],
                  id="type-unknown"),
     pytest.param(telegram('type = "telegram"', 'secret_token = "s"', name="Tele"),
                  ["channels.Tele: channel name must be lowercase letters, digits, - or _"],
@@ -92,8 +94,8 @@ CHANNEL_CASES = [
                  ['channels.telegram.default_agent: no agent named "nobody"'],
                  id="default-agent-unknown"),
     pytest.param(telegram('app_secret = "a"', 'verify_token = "v"'),
-                 ["channels.telegram.app_secret: not a telegram setting (WhatsApp only)",
-                  "channels.telegram.verify_token: not a telegram setting (WhatsApp only)"],
+                 ["channels.telegram.app_secret: not a telegram setting (WhatsApp, Messenger and Instagram only)",
+                  "channels.telegram.verify_token: not a telegram setting (WhatsApp, Messenger and Instagram only)"],
                  id="telegram-rejects-whatsapp-keys"),
     pytest.param(telegram('type = "whatsapp"', 'app_secret = "a"', 'secret_token = "has space"',
                           'bot_username = "@my bot"', name="wa"),
@@ -104,7 +106,7 @@ CHANNEL_CASES = [
                  + '[[channels.whatsapp.thread_routes]]\nchat = "1"\nthread = "2"\n'
                  'agent = "coder"\n',
                  ["channels.whatsapp.thread_routes: not a whatsapp setting "
-                  "(Telegram forum topics only)"], id="whatsapp-rejects-thread-routes"),
+                  "(Telegram forum topics, Slack and Discord threads only)"], id="whatsapp-rejects-thread-routes"),
     pytest.param(f"{AGENTS}[channels.whatsapp]\napp_secret = 5\nverify_token = \"\"\n",
                  ["channels.whatsapp.default_agent: is required",
                   "channels.whatsapp.app_secret: expected a string, got the integer 5",
@@ -336,7 +338,7 @@ EVERYTHING_WRONG_PROBLEMS = [
     "agents.support.colour: unknown key",
     'agents.coder.aliases: "support" is already the name of agent support',
     'channels.telegram.default_agent: no agent named "nobody"',
-    "channels.telegram.app_secret: not a telegram setting (WhatsApp only)",
+    "channels.telegram.app_secret: not a telegram setting (WhatsApp, Messenger and Instagram only)",
     'channels.telegram.overrides.auto_route: expected one of off, explicit_only, sticky_ttl, '
     'sticky_heuristic; got "sometimes"',
     'channels.telegram.bindings[0].agent: no agent named "ghost"',

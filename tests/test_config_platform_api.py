@@ -51,8 +51,8 @@ def test_api_keys_never_appear_in_a_repr(tmp_path):
      ["channels.whatsapp.bot_token: not a whatsapp setting (Telegram only)",
       "channels.whatsapp.app_id: expected digits (or ${VAR})"]),
     ('[channels.telegram]\ndefault_agent = "coder"\napp_id = "1"\naccess_token = "t"\n',
-     ["channels.telegram.app_id: not a telegram setting (WhatsApp only)",
-      "channels.telegram.access_token: not a telegram setting (WhatsApp only)"]),
+     ["channels.telegram.app_id: not a telegram setting (WhatsApp, Messenger and Instagram only)",
+      "channels.telegram.access_token: not a telegram setting (WhatsApp, Messenger and Instagram only)"]),
 ], ids=["bot-token-shape", "whatsapp-foreign-and-app-id", "telegram-foreign"])
 def test_api_key_errors_name_the_key(tmp_path, text, expected):
     assert errors(tmp_path, text) == expected

@@ -57,12 +57,12 @@ def test_the_cli_page_is_current():
 
 
 def test_a_new_key_without_a_description_is_named_with_where_to_describe_it(monkeypatch):
-    monkeypatch.setattr(_channels, "CHANNEL_KEYS", (*_channels.CHANNEL_KEYS, "signing_secret"))
+    monkeypatch.setattr(_channels, "CHANNEL_KEYS", (*_channels.CHANNEL_KEYS, "pigeon_secret"))
     monkeypatch.delitem(DESCRIPTIONS, "server.drain_s")
     assert undocumented() == [
         "server.drain_s: undocumented: add 'server.drain_s': \"what it does, its unit\" to DESCRIPTIONS in "
         "stickyroute/config/key_docs.py",
-        "channels.NAME.signing_secret: undocumented: add 'channels.NAME.signing_secret': \"what it does, its unit\" "
+        "channels.NAME.pigeon_secret: undocumented: add 'channels.NAME.pigeon_secret': \"what it does, its unit\" "
         "to DESCRIPTIONS in stickyroute/config/key_docs.py"]
 
 

@@ -1,6 +1,7 @@
 """The properties every fuzzed body must keep; each check returns the violations (empty: kept).
 
-    check_adapter(platform, body)        never an exception but UnparsedUpdate out of parse;
+    check_adapter(platform, body)        never an exception out of handshake or authenticate (any
+                                         headers, secrets set), nor but UnparsedUpdate out of parse;
                                          every envelope's ids of the declared types; one str
                                          delivery key per envelope; a split is parts of JSON or a
                                          SplitError
@@ -13,14 +14,16 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Sequence
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
-from stickyroute.channels import ADAPTERS, BodyPart, SplitError
+from stickyroute.channels import ADAPTERS, BodyPart, Request, SplitError
 from stickyroute.config import load_config
-from stickyroute.config.model import Agent, ChannelType
+from stickyroute.config.model import Agent, Channel, ChannelType
 from stickyroute.errors import UnparsedUpdate
 from stickyroute.forwarding.inbound import Inbound
 from stickyroute.reply import Reply
@@ -29,6 +32,8 @@ from stickyroute.server.service import Service
 
 CONFIG = Path(__file__).resolve().parents[2] / "config" / "proxy.toml"
 _OPTIONAL_STR = ("delivery_id", "sender_id", "chat_id", "thread_id", "text")
+BATCHED = ("whatsapp", "line", "messenger", "instagram")
+"""The platforms whose bodies hold several items (split per agent)."""
 
 
 def _envelope_problems(envelope: object) -> list[str]:
@@ -50,13 +55,14 @@ def _envelope_problems(envelope: object) -> list[str]:
 def check_adapter(platform: str, body: bytes) -> list[str]:
     """Adapter-level properties of one body (module docstring)."""
     adapter = ADAPTERS[ChannelType(platform)]
+    edges = _edges(platform, body)
     try:
         envelopes = adapter.parse(body, [], platform)
     except UnparsedUpdate:
-        return []
+        return edges
     except Exception as exc:  # the property: nothing else escapes
-        return [f"parse raised {type(exc).__name__}: {exc}"]
-    problems = [p for e in envelopes for p in _envelope_problems(e)]
+        return [*edges, f"parse raised {type(exc).__name__}: {exc}"]
+    problems = edges + [p for e in envelopes for p in _envelope_problems(e)]
     if not envelopes:
         problems.append("no envelope")
     try:
@@ -65,10 +71,11 @@ def check_adapter(platform: str, body: bytes) -> list[str]:
         return [*problems, f"delivery_ids raised {type(exc).__name__}: {exc}"]
     if len(keys) != len(envelopes) or not all(isinstance(k, str) for k in keys):
         problems.append(f"delivery ids {keys!r}")
-    if platform == "whatsapp" and len(envelopes) > 1:
+    if platform in BATCHED and len(envelopes) > 1:
         halves = {"a": [e.item_path for e in envelopes[::2]], "b": [e.item_path for e in envelopes[1::2]]}
+        signed = dataclasses.replace(_config().channels[platform], app_secret="s", channel_secret="s")
         try:
-            parts = adapter.split(next(iter(_config().channels.values())), body, halves)
+            parts = adapter.split(signed, body, halves)
             for part in parts.values():
                 json.loads(part.body)
         except SplitError:
@@ -78,12 +85,38 @@ def check_adapter(platform: str, body: bytes) -> list[str]:
     return problems
 
 
+def _edges(platform: str, body: bytes) -> list[str]:
+    """handshake and authenticate never raise, whatever the body and headers (secrets set)."""
+    adapter = ADAPTERS[ChannelType(platform)]
+    channel = dataclasses.replace(_config().channels[platform], app_secret="s", signing_secret="s",
+                                  channel_secret="s", public_key="00" * 32, secret_token="s")
+    headers = [(b"x-slack-signature", b"v0=" + body[:64]), (b"x-slack-request-timestamp", body[:12]),
+               (b"x-signature-ed25519", body[:128]), (b"x-signature-timestamp", body[:10]),
+               (b"x-line-signature", body[:44]), (b"x-hub-signature-256", b"sha256=" + body[:64])]
+    problems = []
+    for method in ("POST", "GET"):
+        request = Request(method, body[:64], headers, body)
+        for name in ("handshake", "authenticate"):
+            try:
+                getattr(adapter, name)(channel, request, 1767600000.0)
+            except Exception as exc:  # the property: nothing escapes
+                problems.append(f"{name} raised {type(exc).__name__}: {exc}")
+    return problems
+
+
 _CACHE: dict[str, Any] = {}
 
 
 def _config() -> Any:
+    """The shipped config, plus a channel of every other platform named after it (no secrets,
+    the routing of the shipped Telegram channel)."""
     if "config" not in _CACHE:
-        _CACHE["config"] = load_config(CONFIG, env={})
+        base = load_config(CONFIG, env={})
+        template = base.channels["telegram"]
+        extra = {kind.value: Channel(kind.value, kind, (f"/{kind.value}",), template.default_agent,
+                                     routing=template.routing)
+                 for kind in ChannelType if kind.value not in base.channels}
+        _CACHE["config"] = dataclasses.replace(base, channels=MappingProxyType({**base.channels, **extra}))
     return _CACHE["config"]
 
 

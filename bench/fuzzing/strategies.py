@@ -1,4 +1,5 @@
-"""Hypothesis strategies for webhook bodies, from the platforms' schemas (platforms.md 3 and 4).
+"""Hypothesis strategies for webhook bodies, from the platforms' schemas (platforms.md 3 and 4;
+the other platforms' in `bench.fuzzing.platforms`).
 
 Every update kind and field type, unicode of every class (lone surrogates included, as JSON
 escapes), huge and deep values, missing and extra fields, wrong types, numbers as strings (ASCII
@@ -143,8 +144,12 @@ def whatsapp_bodies() -> st.SearchStrategy[bytes]:
     return serialised(whatsapp_notifications())
 
 
+_PAYLOAD_FOLDER = {"instagram": "messenger"}
+
+
 def _shipped(platform: str) -> list[bytes]:
-    return [p.read_bytes() for p in sorted((PAYLOADS / platform).glob("*.json"))]
+    folder = PAYLOADS / _PAYLOAD_FOLDER.get(platform, platform)
+    return [p.read_bytes() for p in sorted(folder.iterdir()) if p.suffix in (".json", ".txt")]
 
 
 @st.composite
@@ -169,7 +174,17 @@ def mutated_payloads(draw: st.DrawFn, platform: str) -> bytes:
     return bytes(body)
 
 
+PLATFORMS = ("telegram", "whatsapp", "slack", "discord", "line", "messenger", "instagram")
+"""Every platform with an adapter, in the order the fuzz runs them."""
+
+
 def any_body(platform: str) -> st.SearchStrategy[bytes]:
     """Schema-shaped bodies of `platform`, mutated samples, and raw bytes."""
-    shaped = telegram_bodies() if platform == "telegram" else whatsapp_bodies()
+    from bench.fuzzing import platforms  # the other platforms' strategies build on this module's
+
+    shaped = {
+        "telegram": telegram_bodies, "whatsapp": whatsapp_bodies, "slack": platforms.slack_bodies,
+        "discord": platforms.discord_bodies, "line": platforms.line_bodies,
+        "messenger": lambda: platforms.meta_bodies("page"), "instagram": lambda: platforms.meta_bodies("instagram"),
+    }[platform]()
     return st.one_of(shaped, shaped, mutated_payloads(platform), st.binary(max_size=64))

@@ -63,9 +63,13 @@ ROUTE_SCHEMA = {
     },
 }
 _IDS = (Param("channel", "path", "channel name in the config", required=True),
-        Param("chat", "path", "chat id as the platform sends it (WhatsApp: the sender's number)", required=True),
-        Param("sender", "path", "sender id (Telegram from.id, WhatsApp wa_id)", required=True),
-        Param("thread", "query", "forum topic id (Telegram message_thread_id of a topic)"))
+        Param("chat", "path", "chat id as the platform sends it (WhatsApp, Messenger, Instagram: the person; "
+              "Slack: the channel id; Discord: the channel, a thread's parent; LINE: group, room or user)",
+              required=True),
+        Param("sender", "path", "sender id (Telegram from.id, WhatsApp wa_id, Slack user, Discord user, LINE userId, "
+              "Meta PSID / IGSID)", required=True),
+        Param("thread", "query", "thread id (Telegram forum topic, Slack thread_ts of a channel thread, Discord "
+              "thread channel id)"))
 _LOOKUP = {200: "the conversation and its live route", 404: "unknown channel, or no live route"}
 ENDPOINTS = (
     Endpoint("GET", "/v1/conversations", list_conversations, "List live routes, most recently active first",

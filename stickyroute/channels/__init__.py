@@ -12,6 +12,10 @@ from collections.abc import Mapping
 from types import MappingProxyType
 
 from stickyroute.channels.base import BodyPart, ChannelAdapter, ItemPath, Request, SplitError
+from stickyroute.channels.discord import DiscordAdapter
+from stickyroute.channels.line import LineAdapter
+from stickyroute.channels.messenger import MessagingAdapter
+from stickyroute.channels.slack import SlackAdapter
 from stickyroute.channels.telegram import TelegramAdapter
 from stickyroute.channels.whatsapp import WhatsAppAdapter
 from stickyroute.config.model import ChannelType
@@ -25,6 +29,11 @@ __all__ = [
 ADAPTERS: Mapping[ChannelType, ChannelAdapter] = MappingProxyType({
     ChannelType.TELEGRAM: TelegramAdapter(),
     ChannelType.WHATSAPP: WhatsAppAdapter(),
+    ChannelType.SLACK: SlackAdapter(),
+    ChannelType.DISCORD: DiscordAdapter(),
+    ChannelType.LINE: LineAdapter(),
+    ChannelType.MESSENGER: MessagingAdapter(ChannelType.MESSENGER),
+    ChannelType.INSTAGRAM: MessagingAdapter(ChannelType.INSTAGRAM),
 })
 """Channel type -> its adapter."""
 

@@ -1,15 +1,20 @@
 """The channel protocol: what the dispatcher asks of a platform, and nothing platform-specific.
 
-    handshake(channel, method, query) -> Reply | None   a subscription check answered by the proxy
-    authenticate(channel, request) -> bool              the platform's secret / signature holds
-    parse(body, headers, channel) -> envelopes          1..n routable items, body order
-    delivery_ids(envelopes, body) -> ids                one redelivery key per envelope
-    split(channel, body, parts) -> {agent: BodyPart}    one body per agent (batch platforms)
-    agent_list(envelope, agents, current) -> Reply|None `/agent` alone answered by the proxy
+    handshake(channel, request, now) -> Reply | None   a verification answered by the proxy
+    authenticate(channel, request, now) -> bool        the platform's secret / signature holds
+    parse(body, headers, channel) -> envelopes         1..n routable items, body order
+    delivery_ids(envelopes, body) -> ids               one redelivery key per envelope
+    split(channel, body, parts) -> {agent: BodyPart}   one body per agent (batch platforms)
+    agent_list(envelope, agents, current) -> Reply|None  `/agent` alone, or an envelope addressed
+                                                       `to_proxy`, answered by the proxy
 
-Every method is pure (no I/O, no clock). `parse` raises `UnparsedUpdate` for a body it cannot
-read (the dispatcher forwards it unchanged to the default agent); `split` raises `SplitError`
-when the body cannot be split (the dispatcher forwards it whole to the default agent).
+Every method is pure (no I/O, no clock: `now` is the dispatcher's wall-clock reading, seconds).
+`handshake` runs first and sees the whole request: a verification that the platform signs (Slack
+`url_verification`, Discord PING, LINE's empty `events`) is answered only when its signature
+holds, else it returns None and `authenticate` answers 401; an unsigned one (Meta's GET, Slack's
+`ssl_check`) is answered as it comes. `parse` raises `UnparsedUpdate` for a body it cannot read
+(the dispatcher forwards it unchanged to the default agent); `split` raises `SplitError` when the
+body cannot be split (the dispatcher forwards it whole to the default agent).
 """
 
 from __future__ import annotations
@@ -62,13 +67,14 @@ class ChannelAdapter(Protocol):
     lists_agents: bool
     """The proxy can answer `/agent` alone itself (see `agent_list`)."""
 
-    def handshake(self, channel: Channel, method: str, query: bytes) -> Reply | None:
-        """The proxy's own answer to a platform verification request, or None (not one)."""
+    def handshake(self, channel: Channel, request: Request, now: float) -> Reply | None:
+        """The proxy's own answer to a platform verification request, or None (not one, or a
+        signed one whose signature does not hold: `authenticate` then answers 401)."""
         ...
 
-    def authenticate(self, channel: Channel, request: Request) -> bool:
+    def authenticate(self, channel: Channel, request: Request, now: float) -> bool:
         """True when the request carries the channel's secret or a valid signature (or when the
-        channel configures none)."""
+        channel configures none); `now` (seconds) bounds a signed timestamp's age (Slack)."""
         ...
 
     def parse(self, body: bytes, headers: RawHeaders, channel: str) -> tuple[Envelope, ...]:
@@ -84,8 +90,9 @@ class ChannelAdapter(Protocol):
         ...
 
     def agent_list(self, envelope: Envelope, agents: Sequence[Agent], current: str) -> Reply | None:
-        """The proxy's answer to `/agent` alone (every agent, `current` marked), or None to
-        forward it to the current agent."""
+        """The proxy's answer to `/agent` alone or to an envelope addressed `to_proxy` (every
+        agent, `current` marked: the agent the conversation is on after the decision), or None
+        to forward it to the current agent."""
         ...
 
 

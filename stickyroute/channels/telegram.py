@@ -237,11 +237,11 @@ class TelegramAdapter:
     type = ChannelType.TELEGRAM
     lists_agents = True
 
-    def handshake(self, channel: Channel, method: str, query: bytes) -> Reply | None:
+    def handshake(self, channel: Channel, request: Request, now: float) -> Reply | None:
         """Telegram has no subscription handshake: always None."""
         return None
 
-    def authenticate(self, channel: Channel, request: Request) -> bool:
+    def authenticate(self, channel: Channel, request: Request, now: float) -> bool:
         """`X-Telegram-Bot-Api-Secret-Token` equals `secret_token` when one is set (setWebhook)."""
         if not channel.secret_token:
             return True

@@ -3,12 +3,11 @@
 Rules (issue #2 "Config", issue #3 "Configuration"):
 - `type` defaults to the table name when that is a platform (`[channels.telegram]`).
 - `path` / `paths` are exact paths starting with "/", unique across channels; default "/<name>".
-- Telegram-only keys (`secret_token`, `bot_username`, `bot_token`) and WhatsApp-only keys
-  (`app_secret`, `verify_token`, `app_id`, `access_token`) are errors on the other platform. The
-  platform API keys (`stickyroute.config.platform_api`) keep their `${VAR}`s until used.
-  Telegram `secret_token`: 1-256 characters of A-Z a-z 0-9 _ - (Bot API, setWebhook).
-  `bot_username` is stored without a leading "@".
-- Routing: code defaults <- `[routing]` <- `overrides`.
+- Platform keys (secrets, `bot_username`) belong to their platform: another platform's key is an
+  error (`stickyroute.config._platform` has the table and each key's form). So do the platform API
+  keys of `stickyroute webhook` (`bot_token`; `app_id`, `access_token`), which keep their `${VAR}`s
+  until that command uses them (`stickyroute.config.platform_api`).
+- Routing: code defaults <- `[routing]` <- `overrides`; deadlines: `[upstream]` <- `upstream`.
 - Ids in bindings and thread routes are strings or integers, normalised with
   `stickyroute.config.ids.normalise_id` (`+1555...` -> `1555...`, `-100123` -> `"-100123"`).
 - `agents` (optional): the agents reachable on the channel, each a known agent, listed once;
@@ -18,34 +17,25 @@ Rules (issue #2 "Config", issue #3 "Configuration"):
 from __future__ import annotations
 
 import dataclasses
-import re
 from collections.abc import Collection
 
 from stickyroute.config._agents import check_name
+from stickyroute.config._platform import ALL_KEYS, NAMES, read_platform_keys, read_upstream_override
 from stickyroute.config._reader import Table, Unresolved, describe, quote
 from stickyroute.config._sections import AUTO_ROUTE_KEYS, ROUTING_KEYS, routing_values
 from stickyroute.config.ids import normalise_id
-from stickyroute.config.model import Binding, Channel, ChannelType, RoutingSettings, ThreadRoute
-from stickyroute.config.platform_api import API_KEYS, PlatformApi
+from stickyroute.config.model import Binding, Channel, ChannelType, RoutingSettings, ThreadRoute, UpstreamSettings
+from stickyroute.config.platform_api import API_KEYS, API_KEYS_OF, PlatformApi, api_key_problem
 
 _TYPES = tuple(t.value for t in ChannelType)
-_FOREIGN_KEYS = {
-    ChannelType.TELEGRAM: (("app_secret", "verify_token", "app_id", "access_token"), "WhatsApp"),
-    ChannelType.WHATSAPP: (("secret_token", "bot_username", "bot_token"), "Telegram"),
-}
-_BOT_TOKEN = re.compile(r"\d+:[A-Za-z0-9_-]+")
-_APP_ID = re.compile(r"\d+")
-_SECRET_TOKEN = re.compile(r"[A-Za-z0-9_-]{1,256}")
-_BOT_USERNAME = re.compile(r"[A-Za-z0-9_]+")
 CHANNEL_KEYS = (
-    "type", "path", "paths", "default_agent", "secret_token", "bot_username", "app_secret",
-    "verify_token", "overrides", "bindings", "thread_routes", "agents", *API_KEYS,
+    "type", "path", "paths", "default_agent", *ALL_KEYS, "overrides", "upstream", "bindings", "thread_routes",
+    "agents", *API_KEYS,
 )
-NO_SECRET = "no secret configured: anyone who knows the URL can post updates"
 
 
-def read_channels(root: Table, agent_names: Collection[str],
-                  routing: RoutingSettings) -> dict[str, Channel]:
+def read_channels(root: Table, agent_names: Collection[str], routing: RoutingSettings,
+                  upstream: UpstreamSettings | None = None) -> dict[str, Channel]:
     """`root["channels"]`: every valid channel by name, in file order; none is an error.
 
     `agent_names` are the agents named in the file (valid or not), so a broken agent does not
@@ -60,19 +50,20 @@ def read_channels(root: Table, agent_names: Collection[str],
     channels = {}
     for name, sub in table.tables_by_name():
         valid_name = check_name(table, name, "channel")
-        channel = _read_channel(name, sub, agent_names, routing, path_owner)
+        channel = _read_channel(name, sub, agent_names, routing, upstream or UpstreamSettings(), path_owner)
         if valid_name and channel is not None:
             channels[name] = channel
     return channels
 
 
-def _read_channel(name: str, table: Table, agent_names: Collection[str],
-                  routing: RoutingSettings, path_owner: dict[str, str]) -> Channel | None:
+def _read_channel(name: str, table: Table, agent_names: Collection[str], routing: RoutingSettings,
+                  upstream: UpstreamSettings, path_owner: dict[str, str]) -> Channel | None:
     table.reject_unknown(CHANNEL_KEYS)
     kind = _read_type(name, table)
     paths = _read_paths(name, table, path_owner)
     default_agent = _agent_ref(table, "default_agent", agent_names)
-    secrets = _read_platform_keys(table, kind)
+    secrets = read_platform_keys(table, kind)
+    deadlines = read_upstream_override(table.table("upstream"), upstream)
     overrides = table.table("overrides")
     if overrides is not None:
         overrides.reject_unknown(AUTO_ROUTE_KEYS + ROUTING_KEYS)
@@ -83,20 +74,24 @@ def _read_channel(name: str, table: Table, agent_names: Collection[str],
     thread_routes = _read_thread_routes(table, agent_names, allowed)
     if kind is None or paths is None or default_agent is None:
         return None
-    api = _read_api(table)
     return Channel(name=name, type=kind, paths=paths, default_agent=default_agent,
-                   routing=routing, bindings=bindings, thread_routes=thread_routes, agents=allowed, api=api, **secrets)
+                   routing=routing, bindings=bindings, thread_routes=thread_routes, agents=allowed,
+                   upstream=deadlines, api=_read_api(table, kind), **secrets)
 
 
-def _read_api(table: Table) -> PlatformApi:
-    """`bot_token`, `app_id`, `access_token` as written (`${VAR}` resolved by `stickyroute webhook`);
-    a literal bot token or app id is checked for its shape."""
+def _read_api(table: Table, kind: ChannelType) -> PlatformApi:
+    """`bot_token`, `app_id`, `access_token` as written (`${VAR}` resolved by `stickyroute webhook`):
+    each on its own platforms only, a literal one checked for its shape."""
     values = {key: table.string(key) for key in API_KEYS}
-    for key, shape, expected in (("bot_token", _BOT_TOKEN, "<digits>:<letters, digits, _ and ->"),
-                                 ("app_id", _APP_ID, "digits")):
-        value = values[key]
-        if value is not None and "${" not in value and not shape.fullmatch(value):
-            table.error(key, f"expected {expected} (or ${{VAR}})")
+    for key, value in values.items():
+        if value is None:
+            continue
+        if key not in API_KEYS_OF.get(kind.value, ()):
+            owners = [NAMES[ChannelType(k)] for k, keys in API_KEYS_OF.items() if key in keys]
+            named = owners[0] if len(owners) == 1 else f"{', '.join(owners[:-1])} and {owners[-1]}"
+            table.error(key, f"not a {kind.value} setting ({named} only)")
+        elif (problem := api_key_problem(key, value)) is not None:
+            table.error(key, problem)
     return PlatformApi(**values)
 
 
@@ -126,37 +121,6 @@ def _check_reachable(table: Table, key: str, agent: str | None, allowed: tuple[s
         return
     where = (channel or table).sub("agents")
     table.error(key, f"{quote(agent)} is not among {where} (the agents reachable on this channel)")
-
-
-def _read_platform_keys(table: Table, kind: ChannelType | None) -> dict[str, str | None]:
-    """secret_token, bot_username, app_secret, verify_token; the other platform's are errors.
-
-    Warns when the platform's own authentication secret is missing.
-    """
-    if kind is not None:
-        foreign_keys, other = _FOREIGN_KEYS[kind]
-        for key in foreign_keys:
-            if table.has(key):
-                table.error(key, f"not a {kind.value} setting ({other} only)")
-        if kind is ChannelType.WHATSAPP and table.has("thread_routes"):
-            table.error("thread_routes", "not a whatsapp setting (Telegram forum topics only)")
-        secret_key = "secret_token" if kind is ChannelType.TELEGRAM else "app_secret"
-        if not table.has(secret_key):
-            table.problems.warn(table.sub(secret_key), NO_SECRET)
-    values = {key: table.string(key) for key in
-              ("secret_token", "bot_username", "app_secret", "verify_token")}
-    if kind is not ChannelType.TELEGRAM:
-        return values
-    secret_token, bot_username = values["secret_token"], values["bot_username"]
-    if secret_token is not None and not _SECRET_TOKEN.fullmatch(secret_token):
-        table.error("secret_token", "expected 1-256 characters of A-Z, a-z, 0-9, _ and - "
-                    "(Telegram setWebhook secret_token)")
-    if bot_username is not None:
-        values["bot_username"] = bot_username = bot_username.removeprefix("@")
-        if not _BOT_USERNAME.fullmatch(bot_username):
-            table.error("bot_username",
-                        f"expected letters, digits and _, got {quote(bot_username)}")
-    return values
 
 
 def _read_type(name: str, table: Table) -> ChannelType | None:

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from stickyroute.config.choices import ChannelType
+
 __all__ = ["DESCRIPTIONS", "FIELDS", "INTRO", "TABLES", "Doc", "Table"]
 
 
@@ -76,11 +78,14 @@ TABLES: dict[str, Table] = {
     "channels.NAME": Table("One inbound webhook endpoint of one platform (see [Platforms](platforms/index.md)). At "
                            "least one channel is required.", "Channel"),
     "channels.NAME.overrides": Table("This channel's routing settings.", same_as="routing"),
+    "channels.NAME.upstream": Table("This channel's own deadlines, merged over `[upstream]` (Slack and Discord wait "
+                                    "3 seconds for an answer, LINE about 2: a channel's deadline can sit under its "
+                                    "platform's).", same_as="upstream"),
     "channels.NAME.bindings[]": Table("Layer 1: a user or a chat always goes to one agent (a user binding wins over "
                                       "a thread route, which wins over a chat binding). One binding per id.",
                                       "Binding"),
-    "channels.NAME.thread_routes[]": Table("Layer 1: a Telegram forum topic of a chat goes to one agent.",
-                                           "ThreadRoute"),
+    "channels.NAME.thread_routes[]": Table("Layer 1: a thread of a chat goes to one agent (a Telegram forum topic, a "
+                                           "Slack or Discord thread).", "ThreadRoute"),
 }
 
 FIELDS: dict[str, str] = {
@@ -214,7 +219,8 @@ DESCRIPTIONS: dict[str, str | Doc] = {
     "agents.NAME.token": "This agent's bearer token on the agent API `POST /v1/hints`, e.g. `\"${CODER_TOKEN}\"`; "
                          "none: it cannot call it.",
     # [channels.NAME]
-    "channels.NAME.type": Doc("The platform.", "`telegram` \\| `whatsapp`", "the table's name, when it is a platform"),
+    "channels.NAME.type": Doc("The platform.", " \\| ".join(f"`{kind.value}`" for kind in ChannelType),
+                              "the table's name, when it is a platform"),
     "channels.NAME.path": Doc("The exact inbound path (or `paths`, several), unique across channels.", "string",
                               '`"/NAME"`'),
     "channels.NAME.paths": Doc("Several exact inbound paths (instead of `path`).", "array of strings", "none"),
@@ -222,25 +228,35 @@ DESCRIPTIONS: dict[str, str | Doc] = {
     "channels.NAME.secret_token": "Telegram: the `X-Telegram-Bot-Api-Secret-Token` every update must carry (1-256 "
                                   "characters of `A-Z a-z 0-9 _ -`); `stickyroute webhook set` registers it.",
     "channels.NAME.bot_username": "Telegram: the bot's username; enables `/agent@Bot` in groups.",
-    "channels.NAME.app_secret": "WhatsApp: the Meta app secret; every POST's `X-Hub-Signature-256` is checked with it.",
-    "channels.NAME.verify_token": "WhatsApp: the token of Meta's verification request, which stickyroute answers.",
+    "channels.NAME.app_secret": "WhatsApp, Messenger, Instagram: the Meta app secret; every POST's "
+                                "`X-Hub-Signature-256` is checked with it.",
+    "channels.NAME.verify_token": "WhatsApp, Messenger, Instagram: the token of Meta's verification request, which "
+                                  "stickyroute answers.",
+    "channels.NAME.signing_secret": "Slack: the app's Signing Secret; every request's `X-Slack-Signature` is checked "
+                                    "with it.",
+    "channels.NAME.public_key": "Discord: the application's Ed25519 public key (64 hex digits); every request's "
+                                "`X-Signature-Ed25519` is checked with it.",
+    "channels.NAME.channel_secret": "LINE: the channel secret; every request's `X-Line-Signature` is checked with it.",
+    "channels.NAME.upstream": Doc("This channel's own deadlines (see below).", "table", "none"),
     "channels.NAME.overrides": Doc("This channel's routing settings (the keys of `[routing]`).", "table", "none"),
     "channels.NAME.bindings": Doc("Layer-1 bindings (see below).", "array of tables", "none"),
-    "channels.NAME.thread_routes": Doc("Layer-1 thread routes, Telegram only (see below).", "array of tables", "none"),
+    "channels.NAME.thread_routes": Doc("Layer-1 thread routes: Telegram forum topics, Slack and Discord threads (see "
+                                       "below).", "array of tables", "none"),
     "channels.NAME.agents": "The agents reachable on this channel; the default agent and every binding's and thread "
                             "route's agent must be among them. None: every agent.",
     "channels.NAME.bot_token": "Telegram, read only by `stickyroute webhook`: the bot's token from @BotFather, e.g. "
                                "`\"${TELEGRAM_BOT_TOKEN}\"` (resolved when the command runs; never printed).",
-    "channels.NAME.app_id": "WhatsApp, read only by `stickyroute webhook`: the Meta app's id.",
-    "channels.NAME.access_token": "WhatsApp, read only by `stickyroute webhook`: an app access token; none: "
-                                  "`app_id|app_secret` (never printed).",
+    "channels.NAME.app_id": "WhatsApp, Messenger, Instagram, read only by `stickyroute webhook`: the Meta app's id.",
+    "channels.NAME.access_token": "WhatsApp, Messenger, Instagram, read only by `stickyroute webhook`: an app access "
+                                  "token; none: `app_id|app_secret` (never printed).",
     # [[channels.NAME.bindings]]
     "channels.NAME.bindings[].user": "A user id (exactly one of `user` or `chat`).",
     "channels.NAME.bindings[].chat": "A chat id (exactly one of `user` or `chat`).",
     "channels.NAME.bindings[].agent": "The agent.",
     # [[channels.NAME.thread_routes]]
     "channels.NAME.thread_routes[].chat": "The forum's chat id.",
-    "channels.NAME.thread_routes[].thread": "The topic's `message_thread_id`.",
+    "channels.NAME.thread_routes[].thread": "The thread: a Telegram topic's `message_thread_id`, a Slack thread's "
+                                            "`thread_ts`, a Discord thread's channel id.",
     "channels.NAME.thread_routes[].agent": "The agent.",
 }
 """Dotted key pattern -> its description (see the module docstring)."""

@@ -14,8 +14,9 @@ Whole-file problems use the keys `(file)` (unreadable) and `(syntax)` (TOML synt
 1-based line and column). Relative paths (`agents.*.rules`, `server.ssl_*file`) are relative
 to the config file's directory.
 
-Warnings (`warning=True`, never fatal): a Telegram channel without `secret_token` or a WhatsApp
-channel without `app_secret`; an agent without keywords while a channel uses sticky_heuristic.
+Warnings (`warning=True`, never fatal): a channel without its platform's secret (Telegram
+`secret_token`, WhatsApp / Messenger / Instagram `app_secret`, Slack `signing_secret`, Discord
+`public_key`, LINE `channel_secret`); an agent without keywords while a channel uses sticky_heuristic.
 """
 
 from __future__ import annotations
@@ -101,7 +102,7 @@ def read_config(path: str | Path, env: Mapping[str, str] | None = None, *,
     state = read_state(root.table("state"))
     hints = read_hints(root.table("hints"))
     agents = read_agents(root, config_dir, _names(data.get("channels")))
-    channels = read_channels(root, _names(data.get("agents")), routing)
+    channels = read_channels(root, _names(data.get("agents")), routing, upstream)
     _warn_keywordless(problems, agents, channels)
     warn_unsigned(problems, hints, agents, state)
     if problems.errors:

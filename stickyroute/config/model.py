@@ -6,12 +6,16 @@ of `repr` so a logged config never shows them.
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
+from stickyroute.config.choices import AgentHints, ChannelType, Strategy
 from stickyroute.config.platform_api import PlatformApi
+
+__all__ = ["DEFAULT_ACKNOWLEDGEMENTS", "MIB", "STATE_BACKENDS", "AdminSettings", "Agent", "AgentHints", "Binding",
+           "Channel", "ChannelType", "ClassifierSettings", "Config", "HintSettings", "PlatformApi", "RoutingSettings",
+           "ServerSettings", "StateSettings", "Strategy", "ThreadRoute", "UpstreamSettings"]
 
 MIB = 1024 * 1024
 
@@ -19,30 +23,6 @@ DEFAULT_ACKNOWLEDGEMENTS: tuple[str, ...] = (
     "ok", "okay", "k", "thanks", "thank you", "thx", "ty", "cool", "great", "nice",
     "got it", "sounds good", "👍",
 )
-
-
-class Strategy(enum.Enum):
-    """Layer-2 auto-route strategy of a channel (`overrides.auto_route`)."""
-
-    OFF = "off"
-    EXPLICIT_ONLY = "explicit_only"
-    STICKY_TTL = "sticky_ttl"
-    STICKY_HEURISTIC = "sticky_heuristic"
-
-
-class AgentHints(enum.Enum):
-    """`auto_route_agent_hints`: what an agent's `not-mine` hint does (issue #12)."""
-
-    OFF = "off"                # ignored
-    DIVERGENCE = "divergence"  # one divergence increment (sticky_heuristic)
-    CONFIRM = "confirm"        # the next non-short message goes to the classifier at once
-
-
-class ChannelType(enum.Enum):
-    """Platform of a channel (`channels.<name>.type`)."""
-
-    TELEGRAM = "telegram"
-    WHATSAPP = "whatsapp"
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,11 +175,17 @@ class Channel:
     secret_token: str | None = field(default=None, repr=False)
     """Telegram `X-Telegram-Bot-Api-Secret-Token` value (setWebhook secret_token)."""
     app_secret: str | None = field(default=None, repr=False)
-    """WhatsApp/Meta app secret: key of the `X-Hub-Signature-256` HMAC-SHA256."""
+    """Meta app secret (WhatsApp, Messenger, Instagram): key of the `X-Hub-Signature-256` HMAC-SHA256."""
     verify_token: str | None = field(default=None, repr=False)
-    """WhatsApp GET verification `hub.verify_token`."""
+    """Meta GET verification `hub.verify_token` (WhatsApp, Messenger, Instagram)."""
+    # Slack signing secret (X-Slack-Signature), Discord public key (X-Signature-Ed25519), LINE channel secret
+    signing_secret: str | None = field(default=None, repr=False)
+    public_key: str | None = field(default=None, repr=False)
+    channel_secret: str | None = field(default=None, repr=False)
     agents: tuple[str, ...] | None = None
     """The agents reachable on this channel (`channels.<name>.agents`); None: every agent."""
+    upstream: UpstreamSettings | None = None
+    """`[channels.<name>.upstream]` merged over `[upstream]`; None: the global `[upstream]`."""
     api: PlatformApi = field(default_factory=PlatformApi)
     """The platform API credentials `stickyroute webhook` uses (never the proxy itself)."""
 

@@ -44,7 +44,7 @@ def _sample() -> str:
     for kind in ChannelType:
         name = kind.value
         lines += [f'[channels.{name}]\ndefault_agent = "{SAMPLE_AGENT}"', f"[channels.{name}.overrides]",
-                  f"[[channels.{name}.bindings]]", f"[[channels.{name}.thread_routes]]"]
+                  f"[channels.{name}.upstream]", f"[[channels.{name}.bindings]]", f"[[channels.{name}.thread_routes]]"]
     return "\n".join(lines) + "\n"
 
 
@@ -89,7 +89,8 @@ def _documented_as(table: str) -> str:
 
 
 def undocumented() -> list[str]:
-    """One line per accepted key or table without a description, saying where to write it."""
+    """One line per accepted key or table without a description, saying where to write it (a key
+    that is itself a table also needs a line in `SAMPLE`'s `_sample`, so its own keys are read)."""
     missing = []
     for table, keys in accepted_keys().items():
         if table and table not in TABLES:
@@ -190,8 +191,9 @@ def render_page() -> str:
         header = f"[[{table.removesuffix('[]')}]]" if table.endswith("[]") else f"[{table}]"
         out += [f"## `{header}`", "", info.text.rstrip(), ""]
         if info.same_as:
-            out += [f"Its keys are those of [`[{info.same_as}]`](#{info.same_as}): each one set here replaces "
-                    f"that table's value for this channel.", ""]
+            keys = ", ".join(f"`{key}`" for key in tables[table])
+            out += [f"Its keys ({keys}) mean what they mean in [`[{info.same_as}]`](#{info.same_as}); each one set "
+                    "here replaces that table's value for this channel.", ""]
             continue
         out += ["| key | type | default | description |", "|---|---|---|---|"]
         out += ["| " + " | ".join(cell.replace("\n", " ") for cell in _row(table, key, enumerated)) + " |"

@@ -60,8 +60,9 @@ class Dispatcher:
 
     `clock()` returns seconds (wall time: routes and deliveries); `timer()` seconds on a
     monotonic clock (upstream latency). `settle_s` bounds how long a retry waits for an earlier
-    attempt still in flight (default: the upstream deadline plus the classifier timeout, plus
-    one second). `accounting` gets every request and forward (default: its own, unexported).
+    attempt still in flight (default: the longest upstream deadline of any channel plus the
+    classifier timeout, plus one second). `accounting` gets every request and forward (default:
+    its own, unexported).
     `signals` takes agent hints and handoffs out of replies and gives forwards their conversation
     token (default: one for this config with a per-process secret unless `[hints] secret`).
     """
@@ -80,9 +81,9 @@ class Dispatcher:
         self.late = LateAnswers(deliveries, clock)
         self.accounting = accounting if accounting is not None else Accounting(CollectorRegistry(), clock)
         self.signals = signals if signals is not None else AgentSignals(config, router)
-        upstream = config.upstream
-        self.settle_s = settle_s if settle_s is not None else (
-            upstream.connect_timeout_s + upstream.timeout_s + config.classifier.timeout_s + 1.0)
+        deadline = max(u.connect_timeout_s + u.timeout_s for u in (
+            config.upstream, *(c.upstream for c in config.channels.values() if c.upstream is not None)))
+        self.settle_s = settle_s if settle_s is not None else deadline + config.classifier.timeout_s + 1.0
         self._listed: dict[str, tuple[Agent, ...]] = {
             name: tuple(config.agents[a] for a in router.rules(name).agents) for name in config.channels}
         """The agents `/agent` alone lists on each channel (reachable, not hidden)."""
@@ -103,13 +104,12 @@ class Dispatcher:
 
     async def _answer(self, channel: Channel, inbound: Inbound, now: float, pending: Pending) -> Reply:
         adapter = ADAPTERS[channel.type]
-        answer = adapter.handshake(channel, inbound.method, inbound.query)
+        request = Request(inbound.method, inbound.query, inbound.headers, inbound.body)
+        answer = adapter.handshake(channel, request, now)
         if answer is not None:
             pending.verdict = Decision("", "handshake")
             return answer
-        size = len(inbound.body)
-        request = Request(inbound.method, inbound.query, inbound.headers, inbound.body)
-        if not await offload(size, adapter.authenticate, channel, request):
+        if not await offload(len(inbound.body), adapter.authenticate, channel, request, now):
             log.warning("rejected request on %s: authentication failed", channel.name)
             pending.verdict = Decision("", "unauthorized")
             return text_reply(401, "unauthorized")
@@ -195,7 +195,7 @@ class Dispatcher:
                     total: int, outcomes: dict[DeliveryKey, Reply], lates: _Lates, now: float) -> Reply:
         """Forward `items`: the body unchanged when they are all of it and go to one agent, else
         one part per agent; record each item's part reply in `outcomes`."""
-        if len(items) == 1 and items[0][1].list_agents:
+        if len(items) == 1 and (items[0][1].list_agents or items[0][0].to_proxy):
             envelope, decision, key = items[0]
             listing = adapter.agent_list(envelope, self._listed[channel.name], decision.agent)
             if listing is not None:

@@ -40,7 +40,7 @@ from __future__ import annotations
 import asyncio
 import functools
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
 import aiohttp
@@ -50,6 +50,7 @@ from stickyroute.channels.base import BodyPart
 from stickyroute.config.model import Agent, ServerSettings, UpstreamSettings
 from stickyroute.errors import PlatformGone, UpstreamConnectError, UpstreamError, UpstreamTimeout
 from stickyroute.forwarding.body import BodyTooLarge, read_capped
+from stickyroute.forwarding.deadlines import Deadlines
 from stickyroute.forwarding.hangup import HANGUP
 from stickyroute.forwarding.headers import TrustedProxies, relay_response_headers, upstream_request_headers
 from stickyroute.forwarding.inbound import Inbound
@@ -119,8 +120,9 @@ def translate(exc: BaseException) -> UpstreamError:
 class Leg:
     """Pooled forwarding over aiohttp, one bounded pool per agent, made on first use in the loop.
 
-    Timeouts (seconds, `[upstream]`): `connect_timeout_s` to connect a socket and to wait for a
-    free connection of the agent's pool; the platform's answer comes at most `connect_timeout_s +
+    Timeouts (seconds, `[upstream]`, or a channel's own `[channels.<name>.upstream]` given in
+    `channels`): `connect_timeout_s` to connect a socket and to wait for a free connection of the
+    agent's pool; the platform's answer comes at most `connect_timeout_s +
     timeout_s` after forwarding started. Without late answers the exchange is bounded the same way
     (and by `timeout_s` between reads); with them it may go on `late_answer_s` longer.
     `server.trusted_proxies` decides whose X-Forwarded-* are extended. `max_reply_bytes`
@@ -128,10 +130,8 @@ class Leg:
     """
 
     def __init__(self, upstream: UpstreamSettings, server: ServerSettings,
-                 max_reply_bytes: int | None = None) -> None:
+                 max_reply_bytes: int | None = None, channels: Mapping[str, UpstreamSettings] | None = None) -> None:
         self.max_reply_bytes = max_reply_bytes if max_reply_bytes is not None else upstream.max_reply_bytes
-        self.late_answer_s = upstream.late_answer_s
-        self.answer_s = upstream.connect_timeout_s + upstream.timeout_s
         self.pools = Pools(upstream.max_connections, upstream.connect_timeout_s)
         self.failures: Counter[tuple[str, str]] = Counter()
         """Failed or degraded forwards by (agent, kind): unreachable, pool_exhausted, timeout,
@@ -139,11 +139,9 @@ class Leg:
         later (for /stats; issue #11 exports them)."""
         self._late: set[asyncio.Future[Reply]] = set()
         self._trusted = TrustedProxies.from_cidrs(server.trusted_proxies)
-        read = upstream.timeout_s if self.late_answer_s <= 0 else upstream.timeout_s + self.late_answer_s
-        self._timeout = aiohttp.ClientTimeout(
-            total=self.answer_s + max(self.late_answer_s, 0.0), sock_connect=upstream.connect_timeout_s,
-            sock_read=read, connect=upstream.connect_timeout_s + upstream.timeout_s,
-        )
+        self._default = Deadlines.of(upstream)
+        self._deadlines = {name: Deadlines.of(settings) for name, settings in (channels or {}).items()}
+        """A channel's own deadlines (`[channels.<name>.upstream]`), else `_default`."""
 
     async def forward(self, inbound: Inbound, agent: Agent, channel: str, reason: str,
                       part: BodyPart | None = None, extra: Sequence[tuple[bytes, bytes]] = ()) -> Reply:
@@ -158,6 +156,7 @@ class Leg:
             url = upstream_url(exact, b"", inbound.query)
         else:
             url = upstream_url(agent.url, inbound.raw_path, inbound.query)
+        deadlines = self._deadlines.get(channel, self._default)
         headers = upstream_request_headers(
             inbound.headers, client_ip=inbound.client_ip, scheme=inbound.scheme, host=inbound.host,
             peer_trusted=inbound.client_ip in self._trusted, agent=agent.name, reason=reason,
@@ -169,15 +168,14 @@ class Leg:
             body = part.body
             headers = [h for h in headers if h[0].lower() not in part.drop] + part.add
         gone = HANGUP.get()
-        if self.late_answer_s <= 0:
+        if deadlines.late_answer_s <= 0:
             if gone is None:
-                return await self._send(agent, inbound.method, url, headers, body)
-            return await self._send_until_gone(agent, inbound.method, url, headers, body, gone)
-        exchange = asyncio.ensure_future(self._send(agent, inbound.method, url, headers, body))
+                return await self._send(agent, inbound.method, url, headers, body, deadlines)
+            return await self._send_until_gone(agent, inbound.method, url, headers, body, gone, deadlines)
+        exchange = asyncio.ensure_future(self._send(agent, inbound.method, url, headers, body, deadlines))
         waiting: set[asyncio.Future[Any]] = {exchange} if gone is None else {exchange, gone}
         try:
-            done, _pending = await asyncio.wait(waiting,
-                                                timeout=self.answer_s if self.late_answer_s > 0 else None,
+            done, _pending = await asyncio.wait(waiting, timeout=deadlines.answer_s,
                                                 return_when=asyncio.FIRST_COMPLETED)
         except asyncio.CancelledError:
             exchange.cancel()
@@ -193,11 +191,11 @@ class Leg:
         self._late.add(exchange)
         exchange.add_done_callback(self._late.discard)
         exchange.add_done_callback(_retrieved)
-        raise UpstreamTimeout(f"upstream timed out (no answer in {self.answer_s} s; its late answer is awaited "
-                              f"for {self.late_answer_s} s more)", late=exchange)
+        raise UpstreamTimeout(f"upstream timed out (no answer in {deadlines.answer_s} s; its late answer is "
+                              f"awaited for {deadlines.late_answer_s} s more)", late=exchange)
 
     async def _send_until_gone(self, agent: Agent, method: str, url: str, headers: list[tuple[bytes, bytes]],
-                               body: bytes, gone: asyncio.Future[None]) -> Reply:
+                               body: bytes, gone: asyncio.Future[None], deadlines: Deadlines) -> Reply:
         """`_send` in this task, cancelled if the platform hangs up first (no extra task: the
         hang-up cancels this one, and the cancellation it caused becomes PlatformGone; any other
         cancellation, the drain deadline's, goes on as it came)."""
@@ -214,7 +212,7 @@ class Leg:
         active = True
         gone.add_done_callback(cancel)
         try:
-            reply = await self._send(agent, method, url, headers, body)
+            reply = await self._send(agent, method, url, headers, body, deadlines)
             if hung_up:  # the client library swallowed the cancellation: forget it all the same
                 task.uncancel()
             return reply
@@ -228,7 +226,7 @@ class Leg:
             gone.remove_done_callback(cancel)
 
     async def _send(self, agent: Agent, method: str, url: str, headers: list[tuple[bytes, bytes]],
-                    body: bytes) -> Reply:
+                    body: bytes, deadlines: Deadlines) -> Reply:
         try:
             target = _url(url)
         except ValueError as exc:
@@ -241,9 +239,9 @@ class Leg:
             for name, value in headers  # Host and Content-Length are never among them
         ]
         try:
-            async with self.pools.slot(agent) as session, session.request(
+            async with self.pools.slot(agent, deadlines.wait_s) as session, session.request(
                     method, target, headers=wire, data=body or None, allow_redirects=False,
-                    timeout=self._timeout) as response:
+                    timeout=deadlines.timeout) as response:
                 relayed = relay_response_headers(list(response.raw_headers))
                 declared = response.content_length
                 if declared is not None and declared <= self.max_reply_bytes:  # framed and small: one read

@@ -57,20 +57,22 @@ class Pools:
         return session, gate
 
     @contextlib.asynccontextmanager
-    async def slot(self, agent: Agent) -> AsyncIterator[aiohttp.ClientSession]:
-        """Hold one connection slot of `agent`'s pool; UpstreamPoolExhausted after `wait_s`."""
+    async def slot(self, agent: Agent, wait_s: float | None = None) -> AsyncIterator[aiohttp.ClientSession]:
+        """Hold one connection slot of `agent`'s pool; UpstreamPoolExhausted after `wait_s`
+        (default: the pools' own)."""
+        wait_s = self.wait_s if wait_s is None else wait_s
         session = self._sessions.get(agent.name)
         gate = self._gates.get(agent.name)
         if session is None or gate is None:
             session, gate = self._make(agent)
         if gate.locked():
             try:
-                async with asyncio.timeout(self.wait_s):
+                async with asyncio.timeout(wait_s):
                     await gate.acquire()
             except TimeoutError:
                 raise UpstreamPoolExhausted(
                     f"upstream pool exhausted: {self.limits[agent.name]} connection(s) of {agent.name} "
-                    f"busy for {self.wait_s} s") from None
+                    f"busy for {wait_s} s") from None
         else:
             await gate.acquire()
         self.in_use[agent.name] = self.in_use.get(agent.name, 0) + 1

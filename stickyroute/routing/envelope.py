@@ -1,7 +1,7 @@
 """Envelope: what a channel adapter reads out of one webhook update, the only input of routing.
 
-A Telegram POST carries exactly one update (one envelope); a WhatsApp Cloud API POST carries
-1..n messages and statuses (one envelope each, in body order).
+A Telegram, Slack or Discord POST carries exactly one update (one envelope); a WhatsApp Cloud
+API, Messenger, Instagram or LINE POST carries 1..n items (one envelope each, in body order).
 """
 
 from __future__ import annotations
@@ -43,8 +43,9 @@ class Envelope:
     `is_topic_message: true`). `text` is the decoded text or caption, `None` when there is none.
     `sender_aliases` lists every id a user binding may name for this sender (WhatsApp: phone
     number and BSUID `from_user_id`); `sender_id` is the first of them and keys the route.
-    `item_path` locates the item inside a WhatsApp body: (entry index, change index,
-    "messages" | "statuses", index); empty for Telegram.
+    `item_path` locates the item inside a batch body (WhatsApp: (entry index, change index,
+    "messages" | "statuses", index); LINE: (event index,); Messenger / Instagram: (entry index,
+    "messaging" | "standby" | "changes", index)); empty for one-item platforms.
     """
 
     channel: str
@@ -56,6 +57,11 @@ class Envelope:
     text: str | None = None
     sender_aliases: tuple[str, ...] = ()
     item_path: tuple[int | str, ...] = ()
+    to_proxy: bool = False
+    """A platform command addressed to the proxy itself (Slack's `/agent` slash command, Discord's
+    `agent` application command and its autocomplete): routed like any envelope (its text is an
+    explicit instruction), then answered by the channel adapter's `agent_list`, never forwarded
+    unless the adapter has no answer."""
 
     @property
     def has_sender(self) -> bool:

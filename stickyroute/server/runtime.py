@@ -30,7 +30,7 @@ from stickyroute.classifier.guard import GuardedClassifier
 from stickyroute.classifier.keywords import KeywordClassifier
 from stickyroute.classifier.stats import ClassifierStats
 from stickyroute.config.digest import config_digest
-from stickyroute.config.model import Config
+from stickyroute.config.model import Config, UpstreamSettings
 from stickyroute.forwarding.app import create_app
 from stickyroute.forwarding.dispatch import Dispatcher, RecordHook
 from stickyroute.forwarding.leg import Forwarding, Leg
@@ -141,7 +141,14 @@ def _tokens(config: Config, previous: Runtime | None) -> ConversationTokens:
 
 def _leg(config: Config, previous: Runtime | None) -> Forwarding:
     """`previous`' leg (and its pools) when its settings are the same, else a new one."""
+    own = _channel_deadlines(config)
     if previous is not None and previous.config.upstream == config.upstream and (
-            previous.config.server.trusted_proxies == config.server.trusted_proxies):
+            previous.config.server.trusted_proxies == config.server.trusted_proxies) and (
+            _channel_deadlines(previous.config) == own):
         return previous.leg
-    return Leg(config.upstream, config.server)
+    return Leg(config.upstream, config.server, channels=own)
+
+
+def _channel_deadlines(config: Config) -> dict[str, UpstreamSettings]:
+    """The channels with deadlines of their own (`[channels.<name>.upstream]`)."""
+    return {name: channel.upstream for name, channel in config.channels.items() if channel.upstream is not None}

@@ -55,5 +55,6 @@ def starter_files(channels: tuple[str, ...], agents: tuple[str, ...] = DEFAULT_A
 
 
 def needed_env(channels: tuple[str, ...]) -> list[tuple[str, str]]:
-    """Every environment variable the starter config reads, with what to put in it."""
-    return [ADMIN_TOKEN_ENV, *(pair for name in channels for pair in CHANNEL_TEMPLATES[name].env)]
+    """Every environment variable the starter config reads (each once), with what to put in it."""
+    pairs = [ADMIN_TOKEN_ENV, *(pair for name in channels for pair in CHANNEL_TEMPLATES[name].env)]
+    return list(dict(pairs).items())

@@ -48,5 +48,43 @@ app_id = "${META_APP_ID}"                   # read only by `stickyroute webhook`
              ("META_APP_ID", "the Meta app's id (only `stickyroute webhook` needs it)")),
         register="stickyroute webhook set {name} --config {config} --url https://<your host>/{name}\n"
                  "(stickyroute must already serve that URL: Meta sends its verification request to it)"),
+    "messenger": ChannelTemplate(
+        body='''app_secret = "${MESSENGER_APP_SECRET}"      # the Meta app secret: checks every POST's signature
+verify_token = "${MESSENGER_VERIFY_TOKEN}"  # Meta's verification request must carry it; stickyroute answers it
+app_id = "${META_APP_ID}"                   # read only by `stickyroute webhook` (never by serve)
+''',
+        env=(("MESSENGER_APP_SECRET", "the Meta app's secret (App settings, Basic)"),
+             ("MESSENGER_VERIFY_TOKEN", "any string you choose"),
+             ("META_APP_ID", "the Meta app's id (only `stickyroute webhook` needs it)")),
+        register="stickyroute webhook set {name} --config {config} --url https://<your host>/{name}\n"
+                 "(stickyroute must already serve that URL: Meta sends its verification request to it)"),
+    "instagram": ChannelTemplate(
+        body='''app_secret = "${INSTAGRAM_APP_SECRET}"      # the Meta app secret: checks every POST's signature
+verify_token = "${INSTAGRAM_VERIFY_TOKEN}"  # Meta's verification request must carry it; stickyroute answers it
+app_id = "${META_APP_ID}"                   # read only by `stickyroute webhook` (never by serve)
+''',
+        env=(("INSTAGRAM_APP_SECRET", "the Meta app's secret (App settings, Basic)"),
+             ("INSTAGRAM_VERIFY_TOKEN", "any string you choose"),
+             ("META_APP_ID", "the Meta app's id (only `stickyroute webhook` needs it)")),
+        register="stickyroute webhook set {name} --config {config} --url https://<your host>/{name}\n"
+                 "(stickyroute must already serve that URL: Meta sends its verification request to it)"),
+    "slack": ChannelTemplate(
+        body='''signing_secret = "${SLACK_SIGNING_SECRET}"  # checks X-Slack-Signature on every request
+''',
+        env=(("SLACK_SIGNING_SECRET", "the Slack app's Signing Secret (Basic Information)"),),
+        register="stickyroute webhook set {name} --config {config} --url https://<your host>/{name}\n"
+                 "(prints the Request URL to paste into the Slack app's settings)"),
+    "discord": ChannelTemplate(
+        body='''public_key = "${DISCORD_PUBLIC_KEY}"        # checks X-Signature-Ed25519 on every request
+''',
+        env=(("DISCORD_PUBLIC_KEY", "the application's Public Key, 64 hex digits (General Information)"),),
+        register="stickyroute webhook set {name} --config {config} --url https://<your host>/{name}\n"
+                 "(prints the Interactions Endpoint URL to paste into the Developer Portal)"),
+    "line": ChannelTemplate(
+        body='''channel_secret = "${LINE_CHANNEL_SECRET}"   # checks X-Line-Signature on every request
+''',
+        env=(("LINE_CHANNEL_SECRET", "the channel secret (LINE Developers Console, Basic settings)"),),
+        register="stickyroute webhook set {name} --config {config} --url https://<your host>/{name}\n"
+                 "(prints the Webhook URL to paste into the LINE Developers Console)"),
 })
 """Channel type value -> its starter channel."""

@@ -6,9 +6,8 @@
     meta.py       Meta Graph API app subscriptions: WhatsApp (Messenger, Instagram: the same call)
     manual.py     platforms registered in their own console: the values to paste there
 
-Adding a platform is one line here (a registrar of an existing kind) or one module. Keys are
-channel type values, so an entry may wait for its channel type (`messenger`, `instagram`,
-`slack`, `discord`, `line`): until a channel of that type can be configured it is never looked up.
+Adding a platform is one line here (a registrar of an existing kind) or one module; keys are
+channel type values.
 """
 
 from __future__ import annotations
@@ -32,10 +31,13 @@ REGISTRARS: Mapping[str, Registrar] = MappingProxyType({
     "whatsapp": MetaWebhook("whatsapp_business_account", ("messages",), _WABA_NEXT),
     "messenger": MetaWebhook("page", ("messages", "messaging_postbacks"), _PAGE_NEXT),
     "instagram": MetaWebhook("instagram", ("messages",), _PAGE_NEXT.replace("Page", "Instagram account's Page")),
-    "slack": ManualWebhook("the Slack app's settings, Event Subscriptions", "Request URL"),
+    "slack": ManualWebhook("the Slack app's settings (api.slack.com/apps): Event Subscriptions, and Interactivity "
+                           "& Shortcuts and Slash Commands if your agents use them", "Request URL",
+                           (("Signing Secret (Basic Information)", "signing_secret"),)),
     "discord": ManualWebhook("the Discord Developer Portal, your application's General Information",
-                             "Interactions Endpoint URL"),
-    "line": ManualWebhook("the LINE Developers Console, the channel's Messaging API tab", "Webhook URL"),
+                             "Interactions Endpoint URL", (("Public Key", "public_key"),)),
+    "line": ManualWebhook("the LINE Developers Console, the channel's Messaging API tab (then turn Use webhook on "
+                          "and press Verify)", "Webhook URL", (("Channel secret (Basic settings)", "channel_secret"),)),
 })
 """Channel type value -> its registrar."""
 

@@ -24,7 +24,7 @@ class ManualWebhook:
         channel = target.channel
         lines = [f"channel {channel.name}: {channel.type.value} has no webhook API stickyroute calls; "
                  f"in {self.console}:", f"  {self.url_field}: {options.url}"]
-        lines += [f"  {label}: the value of channels.{channel.name}.{key} in {target.config.path}"
+        lines += [f"  {label}: the same value as channels.{channel.name}.{key} in {target.config.path}"
                   for label, key in self.secrets]
         return lines + path_warning(channel, options.url)
 

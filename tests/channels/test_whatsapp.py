@@ -306,7 +306,10 @@ def test_registry_dispatches_by_channel_type(channel_type):
     raw = (PAYLOADS / "text.json").read_bytes()
     assert channels.parse(channel_type, raw, CH) == whatsapp.parse(raw, CH)
     assert {t.value: type(a).__name__ for t, a in channels.ADAPTERS.items()} == {
-        "telegram": "TelegramAdapter", "whatsapp": "WhatsAppAdapter"}
+        "telegram": "TelegramAdapter", "whatsapp": "WhatsAppAdapter", "slack": "SlackAdapter",
+        "discord": "DiscordAdapter", "line": "LineAdapter", "messenger": "MessagingAdapter",
+        "instagram": "MessagingAdapter"}
+    assert all(adapter.type is kind for kind, adapter in channels.ADAPTERS.items())
 
 
 def test_registry_telegram():
@@ -315,5 +318,5 @@ def test_registry_telegram():
 
 
 def test_registry_unknown_type():
-    with pytest.raises(ValueError, match="no channel adapter for type 'slack'"):
-        channels.parse("slack", b"{}", "sl")
+    with pytest.raises(ValueError, match="no channel adapter for type 'viber'"):
+        channels.parse("viber", b"{}", "vb")

@@ -91,3 +91,43 @@ async def test_a_late_exchange_that_never_answers_counts_as_late_timeout() -> No
             up.release()
             await leg.aclose()
     assert leg.failures == {("slow", "timeout"): 1, ("slow", "late_timeout"): 1}
+
+
+async def test_a_channel_with_its_own_deadline_times_out_while_others_wait() -> None:
+    """`[channels.slack.upstream] timeout_s` under Slack's 3 s: its forward gives up, another
+    channel's forward to the same hanging agent keeps the global deadline."""
+    leg = Leg(UpstreamSettings(connect_timeout_s=2.0, timeout_s=30.0, late_answer_s=0.0), SERVER,
+              channels={"slack": UpstreamSettings(connect_timeout_s=2.0, timeout_s=0.2, late_answer_s=0.0)})
+    with RecordingUpstream() as up:
+        up.respond(hang=True)
+        try:
+            patient = asyncio.ensure_future(leg.forward(inbound(), _agent(up, "a"), "telegram", "default"))
+            await up.until_requests(1)
+            with pytest.raises(UpstreamTimeout):
+                await asyncio.wait_for(leg.forward(inbound(), _agent(up, "a"), "slack", "default"), HANG_GUARD_S)
+            assert not patient.done()
+            up.release()
+            reply = await asyncio.wait_for(patient, HANG_GUARD_S)
+        finally:
+            up.release()
+            await leg.aclose()
+    assert reply.status == 200
+    assert leg.failures == {("a", "timeout"): 1}
+
+
+async def test_a_channels_late_answer_setting_is_its_own() -> None:
+    leg = Leg(UpstreamSettings(connect_timeout_s=2.0, timeout_s=30.0, late_answer_s=0.0), SERVER,
+              channels={"line": UpstreamSettings(connect_timeout_s=0.1, timeout_s=0.1, late_answer_s=5.0)})
+    with RecordingUpstream() as up:
+        up.respond(hang=True)
+        try:
+            with pytest.raises(UpstreamTimeout) as caught:
+                await asyncio.wait_for(leg.forward(inbound(), _agent(up, "a"), "line", "default"), HANG_GUARD_S)
+            assert caught.value.late is not None
+            assert "no answer in 0.2 s; its late answer is awaited for 5.0 s more" in str(caught.value)
+            up.release()
+            late = await asyncio.wait_for(caught.value.late, HANG_GUARD_S)
+        finally:
+            up.release()
+            await leg.aclose()
+    assert late.status == 200

@@ -61,6 +61,22 @@ def write_config(tmp_path: Path, upstreams: Mapping[str, RecordingUpstream], *, 
     return load_config(path, env={})
 
 
+def write_channels(tmp_path: Path, upstreams: Mapping[str, RecordingUpstream], channels: Mapping[str, str],
+                   *, agents: Mapping[str, str] | None = None, top: str = "") -> Config:
+    """Write and load a config: one agent per upstream (extra TOML per agent in `agents`) and one
+    channel per entry of `channels` (name -> its TOML body: type, default_agent, secrets...), on
+    the path /webhooks/<name>."""
+    lines = [top, "[upstream]", "timeout_s = 5.0", "connect_timeout_s = 2.0", ""]
+    for name, upstream in upstreams.items():
+        lines += [f'[agents."{name}"]', f'url = "{upstream.url}"', f'description = "the {name} agent"']
+        lines += [(agents or {}).get(name, ""), ""]
+    for name, body in channels.items():
+        lines += [f"[channels.{name}]", f'path = "/webhooks/{name}"', body, ""]
+    path = tmp_path / "proxy.toml"
+    path.write_text("\n".join(lines))
+    return load_config(path, env={})
+
+
 def telegram_text(update_id: int, text: str, *, user: int = 111, chat: int | None = None,
                   thread: int | None = None, topic: bool = False) -> bytes:
     """A compact Telegram text update (Bot API Update.message)."""

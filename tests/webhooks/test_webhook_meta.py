@@ -12,7 +12,6 @@ from stickyroute.cli.main import main
 from stickyroute.config import load_config
 from stickyroute.server.service import Service
 from stickyroute.webhooks import registrar
-from stickyroute.webhooks.base import SetOptions, Target
 from tests.upstreams import serve_app
 from tests.webhooks.fakes import fake_graph
 
@@ -111,14 +110,34 @@ def test_a_refused_access_token_gets_a_hint(tmp_path, capsys, app_env):
                                         "channels.whatsapp.access_token, or app_id and app_secret)"])
 
 
-def test_a_platform_without_an_api_gets_the_values_to_paste(tmp_path):
-    import httpx
+def test_messenger_subscribes_the_page_object(tmp_path, capsys, app_env):
+    config = tmp_path / "messenger.toml"
+    config.write_text('[agents.coder]\nurl = "http://127.0.0.1:9"\nkeywords = ["python"]\n[channels.messenger]\n'
+                      f'default_agent = "coder"\napp_secret = "{APP_SECRET}"\nverify_token = "{VERIFY}"\n'
+                      'app_id = "${META_APP_ID}"\n', encoding="utf-8")
+    service = Service(load_config(config, env={}), env={})
+    with serve_app(service.public_app()) as proxy, fake_graph(APP_ID, f"{APP_ID}|{APP_SECRET}") as graph:
+        code, out, err = run(capsys, "set", "messenger", "--config", str(config), "--url", f"{proxy}/messenger",
+                             "--api-base", graph.url)
+    assert (code, err) == (0, [])
+    assert (graph.calls[0][1]["object"], graph.calls[0][1]["fields"]) == ("page", "messages,messaging_postbacks")
+    assert out[0] == f"channel messenger: Meta app subscribed to page with callback {proxy}/messenger"
 
-    config = load_config(write(tmp_path), env={})
-    with httpx.Client() as client:
-        target = Target(config, config.channels["whatsapp"], {}, client)
-        lines = registrar("slack").set(target, SetOptions("https://bots.example.com/whatsapp"))
-    assert lines == ["channel whatsapp: whatsapp has no webhook API stickyroute calls; in the Slack app's settings, "
-                     "Event Subscriptions:", "  Request URL: https://bots.example.com/whatsapp"]
-    assert registrar("nosuchplatform").info(target) == [
-        "channel whatsapp: see the nosuchplatform developer console (webhook URL); stickyroute serves it on /whatsapp"]
+
+def test_a_platform_without_an_api_gets_the_values_to_paste(tmp_path, capsys, monkeypatch):
+    config = tmp_path / "slack.toml"
+    config.write_text('[agents.coder]\nurl = "http://127.0.0.1:9"\nkeywords = ["python"]\n[channels.slack]\n'
+                      'default_agent = "coder"\nsigning_secret = "${SLACK_SIGNING_SECRET}"\n', encoding="utf-8")
+    monkeypatch.setenv("SLACK_SIGNING_SECRET", "slack-secret-0123")
+    code, out, err = run(capsys, "set", "slack", "--config", str(config), "--url", "https://bots.example.com/slack")
+    info = run(capsys, "info", "slack", "--config", str(config))
+    assert (code, err) == (0, [])
+    assert out == ["channel slack: slack has no webhook API stickyroute calls; in the Slack app's settings "
+                   "(api.slack.com/apps): Event Subscriptions, and Interactivity & Shortcuts and Slash Commands if "
+                   "your agents use them:", "  Request URL: https://bots.example.com/slack",
+                   f"  Signing Secret (Basic Information): the same value as channels.slack.signing_secret in {config}"]
+    assert info[1] == ["channel slack: see the Slack app's settings (api.slack.com/apps): Event Subscriptions, and "
+                       "Interactivity & Shortcuts and Slash Commands if your agents use them (Request URL); "
+                       "stickyroute serves it on /slack"]
+    assert "slack-secret-0123" not in " ".join(out + info[1])
+    assert registrar("nosuchplatform").delete.__self__.console == "the nosuchplatform developer console"
