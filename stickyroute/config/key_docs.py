@@ -93,7 +93,9 @@ FIELDS: dict[str, str] = {
     "routing.auto_route_ttl_minutes": "ttl_s",
     **{f"routing.auto_route_{name}": name for name in (
         "confidence_threshold", "sticky_bonus", "divergence_count", "explicit_pin", "first_message_margin",
-        "early_confirm_margin", "keyword_switch_margin", "contest_confirm", "agent_hints", "agent_handoffs")},
+        "early_confirm_margin", "keyword_switch_margin", "contest_confirm", "agent_hints", "agent_handoffs",
+        "agent_releases")},
+    "agents.NAME.hold_minutes": "hold_s",
     "agents.NAME.channels": "channel_urls",
     "channels.NAME.path": "paths",
     "channels.NAME.bot_token": "api.bot_token",
@@ -169,6 +171,9 @@ DESCRIPTIONS: dict[str, str | Doc] = {
                                       "(`sticky_heuristic`), or the classifier at once.",
     "routing.auto_route_agent_handoffs": "An agent's handoff switches the route at once (never over a user's explicit "
                                          "pin).",
+    "routing.auto_route_agent_releases": "An agent's `done` releases the route: the next message is decided from "
+                                         "scratch (never over a user's explicit pin; a desk's `done` always ends its "
+                                         "hold). See [Evaluation](evaluation.md#tasks-and-detours-measured).",
     # [classifier]
     "classifier.provider": "`auto`: Groq when the variable `api_key_env` is set, else the keyword classifier; `groq`: "
                            "always Groq (`check`, `serve` and a reload refuse the config without the key); `keywords`: "
@@ -210,6 +215,16 @@ DESCRIPTIONS: dict[str, str | Doc] = {
     "agents.NAME.aliases": "More names for `/agent NAME` and `@NAME` (unique across agents).",
     "agents.NAME.keywords": "Strong keywords (`strong_weight` points each), merged with the rule pack's.",
     "agents.NAME.weak_keywords": "Weak keywords (`weak_weight` points each), merged with the rule pack's.",
+    "agents.NAME.confirm_keywords": "Strong keywords that never decide alone: what they lead goes to the classifier "
+                                    "(see [Keyword gate](routing.md#keyword-gate)); a rule-pack key too.",
+    "agents.NAME.sticky": "False: a detour agent: what keywords or the classifier send it is answered there and the "
+                          "route stays with the previous agent (reason `detour`); `/agent NAME` still pins it.",
+    "agents.NAME.human": "A human desk: a conversation handed, switched or pinned to it is held there (reason `held`) "
+                         "until it says `done`, an operator resets it, the user switches explicitly or the hold runs "
+                         "out; always sticky (see [Tasks, detours and human desks](routing.md#tasks-detours-and-human-"
+                         "desks)).",
+    "agents.NAME.hold_minutes": Doc("A human desk's hold, in minutes without a message (> 0; only with `human = "
+                                    "true`); the route does not expire while held.", "number", "`1440`"),
     "agents.NAME.rules": Doc("A rule pack: `\"builtin:NAME\"` (shipped: billing, coder, debugger, devops, researcher, "
                              "sales, support, travel, writer) or a path relative to the config file (see "
                              "[Learning keywords](learning.md)).", "string", "none"),

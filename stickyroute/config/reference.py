@@ -102,7 +102,7 @@ def undocumented() -> list[str]:
             if source and dotted not in DESCRIPTIONS:
                 missing.append(f"{dotted}: undocumented: add {dotted!r}: \"what it does, its unit\" to DESCRIPTIONS "
                                f"in {KEY_DOCS_FILE}")
-    return missing
+    return list(dict.fromkeys(missing))
 
 
 def _model_class(table: str) -> type | None:

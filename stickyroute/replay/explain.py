@@ -1,12 +1,15 @@
 """`stickyroute explain`: why the engine routes one message the way it does, step by step.
 
     stickyroute explain --config C --channel telegram --text "..." \\
-        [--current AGENT --candidate AGENT --counter N] [--hint "not-mine[; suggest=AGENT]" | --handoff]
+        [--current AGENT --candidate AGENT --counter N]
+        [--hint "not-mine[; suggest=AGENT]" | --hint "done[; then=AGENT]" | --handoff | --held]
 
 Prints the explanation of `stickyroute.routing.explain` (every agent's raw keyword score, the
 sticky bonus, the threshold, the divergence counter before and after, the decision and its
-reason). `--hint` gives the current agent's pending "not mine" (the `X-Stickyroute-Hint` syntax)
-and `--handoff` says the current agent was just handed the conversation.
+reason). `--hint` gives the current agent's pending "not mine" or "done" (the
+`X-Stickyroute-Hint` syntax; `done` shows the release: the message is then decided as a
+session's first one, or goes to `then`), `--handoff` says the current agent was just handed the
+conversation, `--held` that the current agent is a human desk holding it.
 """
 
 from __future__ import annotations
@@ -22,11 +25,12 @@ from stickyroute.routing.signals import Signal, SignalKind
 
 
 def explain(config: Config, channel_name: str, text: str, current: str | None = None,
-            candidate: str | None = None, counter: int = 0, now: float = NOW, hint: Signal | None = None) -> str:
+            candidate: str | None = None, counter: int = 0, now: float = NOW, hint: Signal | None = None,
+            held: bool = False) -> str:
     """The explanation as text (lines joined by newlines). Raises KeyError for an unknown channel."""
     channel = config.channels[channel_name]
     rules = build_rules(config, channel, lists_agents=lists_agents(channel.type))
-    return "\n".join(explain_outcome(rules, text, current, candidate, counter, now, hint)[0])
+    return "\n".join(explain_outcome(rules, text, current, candidate, counter, now, hint, held)[0])
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -40,6 +44,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     given = parser.add_mutually_exclusive_group()
     given.add_argument("--hint", help='the current agent\'s pending hint: "not-mine" or "not-mine; suggest=AGENT"')
     given.add_argument("--handoff", action="store_true", help="the current agent was just handed the conversation")
+    given.add_argument("--held", action="store_true",
+                       help="the current agent is a human desk holding the conversation (handed, switched or pinned)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -56,8 +62,8 @@ def run(args: argparse.Namespace) -> int:
             print(f"explain: no agent {agent!r} in {args.config}", file=sys.stderr)
             return 2
     hint: Signal | None = None
-    if (args.hint or args.handoff) and args.current is None:
-        print("explain: --hint and --handoff need --current AGENT", file=sys.stderr)
+    if (args.hint or args.handoff or args.held) and args.current is None:
+        print("explain: --hint, --handoff and --held need --current AGENT", file=sys.stderr)
         return 2
     if args.handoff:
         hint = Signal(SignalKind.HANDOFF, args.current, args.current)
@@ -67,5 +73,6 @@ def run(args: argparse.Namespace) -> int:
             print(f"explain: --hint: {parsed}", file=sys.stderr)
             return 2
         hint = parsed
-    print(explain(config, args.channel, args.text, args.current, args.candidate, args.counter, hint=hint))
+    print(explain(config, args.channel, args.text, args.current, args.candidate, args.counter, hint=hint,
+                  held=args.held))
     return 0

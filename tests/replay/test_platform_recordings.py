@@ -5,10 +5,10 @@ changes what it should, `learn` reads its texts, `explain` works on each channel
 from __future__ import annotations
 
 import pytest
-from stickyroute.replay.recording import Recorder
 
 from stickyroute.clock import FakeClock
 from stickyroute.config import load_config
+from stickyroute.forwarding.recording import Recorder
 from stickyroute.learn.labels import Evidence
 from stickyroute.learn.recorded import labels_from_recording
 from stickyroute.replay.explain import explain
