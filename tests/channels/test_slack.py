@@ -196,7 +196,7 @@ INTERACTIONS = [
     pytest.param({"type": "interactive_message", "user": {"id": "U1"}, "channel": {"id": "C1"},
                   "callback_id": "legacy", "action_ts": "1.9", "message_ts": "1.1",
                   "actions": [{"name": "go", "value": "go", "type": "button"}]},
-                 env(BUTTON, "interactive_message:U1:1.9", "U1", "C1", text="go"), id="legacy-attachment-button"),
+                 env(BUTTON, "interactive_message:U1:1.9", "U1", "C1", "1.1", "go"), id="legacy-attachment-button"),
     pytest.param({"type": "something_new", "user": {"id": "U1"}, "channel": {"id": "C1"}, "trigger_id": "t6"},
                  env(NO_SENDER, "something_new:t6", chat="C1"), id="unknown-interaction"),
 ]
