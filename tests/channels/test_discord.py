@@ -104,7 +104,7 @@ DOCUMENTED = [
                  env(BUTTON, "42", "U1", "C1", "T1", "x"), id="private-thread"),
     pytest.param(interaction(2, {"id": "9", "name": "ask", "type": 1}, member=None),
                  env(NO_SENDER, "42", chat="C1"), id="no-user"),
-    pytest.param(interaction(9, {}), env(NO_SENDER, "42"), id="unknown-interaction-type"),
+    pytest.param(interaction(9, {}), env(NO_SENDER, "42", chat="C1"), id="unknown-interaction-type"),
     pytest.param(json.dumps({"version": 1, "application_id": "11", "type": 1, "event": {
         "type": "APPLICATION_AUTHORIZED", "timestamp": "2024-10-18T14:42:53.064834",
         "data": {"integration_type": 1, "scopes": ["applications.commands"], "user": {"id": "U1"}}}}).encode(),
