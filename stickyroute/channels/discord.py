@@ -113,7 +113,8 @@ def _conversation(doc: dict[str, Any]) -> tuple[str | None, str | None]:
     partial = obj(doc.get("channel"))
     chat = ident(doc.get("channel_id")) or ident(partial.get("id"))
     parent = ident(partial.get("parent_id"))
-    if partial.get("type") in THREAD_TYPES and parent is not None and chat is not None:
+    kind = partial.get("type")
+    if isinstance(kind, int) and kind in THREAD_TYPES and parent is not None and chat is not None:
         return parent, chat
     return chat, None
 

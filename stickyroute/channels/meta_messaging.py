@@ -80,7 +80,7 @@ def load(body: bytes) -> dict[str, Any]:
         doc = decode(body)
     except (ValueError, RecursionError) as exc:
         raise UnparsedUpdate(f"messenger: body is not valid JSON: {exc}") from exc
-    if not isinstance(doc, dict) or doc.get("object", "page") not in OBJECTS:
+    if not isinstance(doc, dict) or string(doc.get("object", "page")) not in OBJECTS:
         raise UnparsedUpdate("messenger: body is not an object with object 'page' or 'instagram'")
     if not isinstance(doc.get("entry"), list):
         raise UnparsedUpdate("messenger: body has no entry list")

@@ -93,7 +93,7 @@ def _thread(message: dict[str, Any], dm: bool) -> str | None:
 
 
 def _is_bot(message: dict[str, Any]) -> bool:
-    return message.get("subtype") in _APP_SUBTYPES or bool(message.get("bot_id"))
+    return string(message.get("subtype")) in _APP_SUBTYPES or bool(message.get("bot_id"))
 
 
 def _message(event: dict[str, Any], kind: str, tenant: str, event_id: str | None, channel: str) -> Envelope:

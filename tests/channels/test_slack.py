@@ -93,6 +93,8 @@ DOCUMENTED = [
                  id="only-a-mention-is-no-text"),
     pytest.param(message(channel="D1", channel_type="im"), env(TEXT, f"message:{TEAM}:D1:1767600000.000100", "U1",
                                                                "D1", None, "hello there"), id="dm-is-one-conversation"),
+    pytest.param(message(subtype=["bot_message"]), env(TEXT, KEY, "U1", "C1", "1767600000.000100", "hello there"),
+                 id="subtype-of-the-wrong-type"),
     pytest.param(message(subtype="bot_message", bot_id="B1", user=None), env(NO_SENDER, KEY, chat="C1",
                                                                              thread="1767600000.000100"),
                  id="bot-message-top-level-no-sender"),
