@@ -8,7 +8,7 @@ CONFIG ?= config/proxy.toml
 CORPUS ?= eval/corpus
 RESULTS ?= results
 
-.PHONY: install run test lint docs bench bench-icount bench-state bench-learn learn-cv eval eval-hints check clean faults soak fuzz
+.PHONY: install run test lint docs bench bench-icount bench-state bench-learn learn-cv eval eval-hints eval-tasks eval-packs check clean faults soak fuzz
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -62,11 +62,23 @@ fuzz: install
 learn-cv: install
 	$(PY) bench/learn_cv.py
 
+# routing accuracy (oracle rows), the learned packs against their targets (learn on one half, report on the
+# other), done and detours (task_routes): each table printed and written under $(RESULTS)/eval/
 eval: install
 	@mkdir -p $(RESULTS)/eval
 	$(VENV)/bin/stickyroute replay $(CORPUS)/dev.jsonl --agents $(CORPUS)/agents.toml --strategy all --classifier oracle > $(RESULTS)/eval/multiwoz_oracle.txt && cat $(RESULTS)/eval/multiwoz_oracle.txt
 	$(VENV)/bin/stickyroute replay $(CORPUS)/dev_sgd.jsonl --agents $(CORPUS)/agents_sgd.toml --strategy all --classifier oracle > $(RESULTS)/eval/sgd_oracle.txt && cat $(RESULTS)/eval/sgd_oracle.txt
 	$(VENV)/bin/stickyroute replay $(CORPUS)/dev_clinc.jsonl --agents $(CORPUS)/agents_clinc.toml --strategy recommended --classifier oracle > $(RESULTS)/eval/clinc_oracle.txt && cat $(RESULTS)/eval/clinc_oracle.txt
+	$(PY) eval/learned_packs.py $(CORPUS) > $(RESULTS)/eval/learned_packs.md && cat $(RESULTS)/eval/learned_packs.md
+	$(PY) eval/task_routes.py $(CORPUS) > $(RESULTS)/eval/task_routes.md && cat $(RESULTS)/eval/task_routes.md
+
+eval-tasks: install
+	@mkdir -p $(RESULTS)/eval
+	$(PY) eval/task_routes.py $(CORPUS) > $(RESULTS)/eval/task_routes.md && cat $(RESULTS)/eval/task_routes.md
+
+eval-packs: install
+	@mkdir -p $(RESULTS)/eval
+	$(PY) eval/learned_packs.py $(CORPUS) > $(RESULTS)/eval/learned_packs.md && cat $(RESULTS)/eval/learned_packs.md
 
 eval-hints: install
 	@mkdir -p $(RESULTS)/eval

@@ -2,7 +2,8 @@
 
 Shapes:
 - `make_config(strategy, **routing) -> Config` builds a one-channel config from the dataclasses
-  (no TOML), with the agent roster `AGENTS` unless `agents=` is given.
+  (no TOML), with the agent roster `AGENTS` unless `roster=` is given (`DESK_ROSTER`: the same
+  plus a non-sticky `weather` agent and a human desk `humans`, issue #22).
 - `text(...)`, `photo(...)`, `edit(...)`, `button(...)`, `status(...)` build envelopes; ids are
   normalised strings, a private chat's id is the sender's id.
 - `ScriptedClassifier(answers)` implements the `Classifier` protocol from an answer table
@@ -14,7 +15,7 @@ Shapes:
 - `Playbook(config, classifier)` plays envelopes through the pure engine: `engine.decide` on
   the conversation's route, the scripted classifier when the engine asks, `engine.conclude`,
   then the decision's writes applied to a plain dict of routes (a route is live while
-  `now < last_active + ttl_s`). `send(item, after_s)` advances its `FakeClock` (seconds) by
+  `now < Route.expires_at(ttl_s)`: `last_active + ttl_s`, or a human desk's hold when longer). `send(item, after_s)` advances its `FakeClock` (seconds) by
   `after_s`, then decides; `play(steps)` sends a sequence of `item` or `(after_s, item)` and
   returns `[(agent, reason), ...]`; `seed(...)` writes a route as if set `age_s` seconds ago;
   `route(...)` / `state(...)` read the live route at the clock; `signal(signal)` applies an
@@ -49,7 +50,7 @@ from stickyroute.routing.engine import Decision, NeedsClassification, NeedsPermi
 from stickyroute.routing.envelope import Envelope, MessageKind
 from stickyroute.routing.router import Router
 from stickyroute.routing.rules import ChannelRules, build_all_rules
-from stickyroute.routing.signals import Ignored, Signal, apply_signal
+from stickyroute.routing.signals import Ignored, Released, Signal, apply_signal
 from stickyroute.state.base import limits_for
 from stickyroute.state.budget import MemorySwitchBudget
 from stickyroute.state.memory import MemoryConversationState
@@ -65,9 +66,11 @@ TTL_S = 30 * MIN
 
 
 def _agent(name: str, *, aliases: tuple[str, ...] = (), keywords: tuple[str, ...] = (),
-           weak: tuple[str, ...] = (), hidden: bool = False) -> Agent:
+           weak: tuple[str, ...] = (), hidden: bool = False, sticky: bool = True, human: bool = False,
+           hold_s: float = 24 * 3600.0) -> Agent:
     return Agent(name=name, url=f"http://127.0.0.1:9/{name}", description=f"the {name} agent",
-                 aliases=aliases, keywords=keywords, weak_keywords=weak, hidden=hidden)
+                 aliases=aliases, keywords=keywords, weak_keywords=weak, hidden=hidden, sticky=sticky, human=human,
+                 hold_s=hold_s)
 
 
 AGENTS: Mapping[str, Agent] = MappingProxyType({a.name: a for a in (
@@ -84,6 +87,14 @@ AGENTS: Mapping[str, Agent] = MappingProxyType({a.name: a for a in (
     _agent("data-pipeline", keywords=("etl",)),
 )})
 """The default roster: `general` is the channel default and has no keywords."""
+
+HOLD_S = 4 * 3600.0
+"""The hold of the `humans` desk in `DESK_ROSTER` (longer than `TTL_S`)."""
+DESK_ROSTER: Mapping[str, Agent] = MappingProxyType({**AGENTS, **{a.name: a for a in (
+    _agent("weather", keywords=("weather", "forecast", "rain", "umbrella"), sticky=False),
+    _agent("humans", aliases=("person",), keywords=("complaint", "manager"), human=True, hold_s=HOLD_S),
+)}})
+"""`AGENTS` plus `weather` (sticky = false: a detour agent) and `humans` (a human desk, hold 4 h)."""
 
 
 def agents(*specs: Agent) -> Mapping[str, Agent]:
@@ -313,19 +324,25 @@ class Playbook(_Base):
         return outcome
 
     def signal(self, signal: Signal, *, after_s: float = 0.0, version: float | None = None,
-               sender: str = USER) -> Route | Ignored:
+               sender: str = USER) -> Route | Released | Ignored:
         """Advance the clock by `after_s` and apply an agent's `signal` to the conversation of
-        `sender` (`signals.apply_signal`): the route written, or why it was ignored."""
+        `sender` (`signals.apply_signal`): the route written, the release of a `done` (its route,
+        or none, replaces the conversation's), or why it was ignored."""
         self.clock.advance(after_s)
         who = key(sender=sender)
         result = apply_signal(signal, self._live(who, self.clock()), version, self.rules[CHANNEL], self.clock())
         if isinstance(result, Route):
             self.routes[who] = result
+        elif isinstance(result, Released):
+            if result.route is None:
+                self.routes.pop(who, None)
+            else:
+                self.routes[who] = result.route
         return result
 
     def _live(self, who: ConversationKey, now: float) -> Route | None:
         route = self.routes.get(who)
-        return route if route is not None and now < route.last_active + self.ttl_s else None
+        return route if route is not None and now < route.expires_at(self.ttl_s) else None
 
     def seed(self, agent_: str, *, age_s: float = 0.0, idle_s: float | None = None, explicit: bool = False,
              candidate: str | None = None, counter: int = 0, sender: str = USER, chat: str | None = None,

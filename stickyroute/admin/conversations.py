@@ -1,6 +1,6 @@
 """Conversations: list live routes, look one up by platform ids, pin it, reset it.
 
-    GET    /v1/conversations?channel=&agent=&limit=
+    GET    /v1/conversations?channel=&agent=&limit=&held=   (held=true: those a human desk holds)
     GET    /v1/conversations/{channel}/{chat}/{sender}[?thread=]
     PUT    /v1/conversations/{channel}/{chat}/{sender}/route[?thread=]   {"agent": "...", "explicit": true}
     DELETE /v1/conversations/{channel}/{chat}/{sender}/route[?thread=]
@@ -16,7 +16,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from stickyroute.admin.endpoint import Endpoint, Param
-from stickyroute.admin.params import json_object, optional_bool, query_int, required_string
+from stickyroute.admin.params import json_object, optional_bool, query_bool, query_int, required_string
 from stickyroute.admin.ports import AdminOps
 
 __all__ = ["ENDPOINTS", "MAX_LIMIT"]
@@ -32,7 +32,8 @@ def _ids(request: Request) -> tuple[str, str, str, str | None]:
 async def list_conversations(ops: AdminOps, request: Request) -> Response:
     limit = query_int(request, "limit", 100, 1, MAX_LIMIT)
     query = request.query_params
-    found = await ops.conversations(query.get("channel") or None, query.get("agent") or None, limit)
+    held = query_bool(request, "held")
+    found = await ops.conversations(query.get("channel") or None, query.get("agent") or None, limit, held)
     return JSONResponse({"conversations": found, "count": len(found)})
 
 
@@ -60,6 +61,8 @@ ROUTE_SCHEMA = {
         "explicit": {"type": "boolean"}, "counter": {"type": "integer"},
         "candidate": {"type": ["string", "null"]}, "chosen_at": {"type": "number"},
         "last_active": {"type": "number"}, "expires_at": {"type": "number"},
+        "held": {"type": "boolean", "description": "a human desk holds the conversation"},
+        "held_until": {"type": ["number", "null"], "description": "when the desk's hold ends without activity"},
     },
 }
 _IDS = (Param("channel", "path", "channel name in the config", required=True),
@@ -76,8 +79,11 @@ ENDPOINTS = (
              params=(Param("channel", "query", "only this channel"),
                      Param("agent", "query", "only routes to this agent"),
                      Param("limit", "query", f"at most this many (1-{MAX_LIMIT}, default 100)",
-                           {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT})),
-             responses={200: "the routes", 404: "unknown channel or agent", 422: "a bad limit"}, tag="conversations"),
+                           {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT}),
+                     Param("held", "query", "true: only conversations a human desk holds; false: only the others",
+                           {"type": "boolean"})),
+             responses={200: "the routes", 404: "unknown channel or agent", 422: "a bad limit or held"},
+             tag="conversations"),
     Endpoint("GET", "/v1/conversations/{channel}/{chat}/{sender}", get_conversation,
              "Look up one conversation by platform ids (with its Layer-1 resolution)", params=_IDS,
              responses=_LOOKUP, tag="conversations"),

@@ -15,7 +15,7 @@ from starlette.requests import Request
 
 from stickyroute.admin.errors import unprocessable
 
-__all__ = ["json_object", "optional_bool", "optional_int", "optional_string", "query_int", "query_number",
+__all__ = ["json_object", "optional_bool", "optional_int", "optional_string", "query_bool", "query_int", "query_number",
            "required_string"]
 
 
@@ -31,6 +31,16 @@ def query_int(request: Request, name: str, default: int, low: int, high: int) ->
 def query_number(request: Request, name: str, default: float, low: float, high: float) -> float:
     """A number query parameter in [low, high] (absent: `default`)."""
     return _in_range(request, name, default, low, high, float, "a number", lambda v: f"{v:g}")
+
+
+def query_bool(request: Request, name: str) -> bool | None:
+    """A boolean query parameter, `true` or `false` (absent or empty: None); 422 naming it otherwise."""
+    raw = request.query_params.get(name)
+    if raw is None or raw == "":
+        return None
+    if raw not in ("true", "false"):
+        raise unprocessable(f"{name}: expected true or false, got {_shown(raw)}")
+    return raw == "true"
 
 
 def _in_range(request: Request, name: str, default: float, low: float, high: float,

@@ -48,8 +48,10 @@ class AdminOps(Protocol):
         """Every agent: hidden, channels reaching it, live conversations per channel, demo state."""
         ...
 
-    async def conversations(self, channel: str | None, agent: str | None, limit: int) -> list[Json]:
-        """Live routes, most recently active first."""
+    async def conversations(self, channel: str | None, agent: str | None, limit: int,
+                            held: bool | None = None) -> list[Json]:
+        """Live routes, most recently active first (`held`: only those a human desk holds, or
+        only those it does not; None: all)."""
         ...
 
     async def conversation(self, channel: str, chat: str, sender: str, thread: str | None) -> Json:

@@ -4,6 +4,8 @@ Rule (issue 4, `provider = "keywords"`, also accepted as `"heuristic"`): among
 `request.candidates`, the unique top keyword
 scorer whose score is at or above `threshold` (keyword points, e.g. 6 = one strong keyword) is
 the answer; a tie at the top, a top score below the threshold (or 0) or no candidates give none.
+The server and the replay give it the gate's `decisive` scores: `confirm_keywords` ask the
+classifier and never decide alone, and this classifier is keywords deciding alone (issue #22).
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """`stickyroute learn`: mine keyword rule packs from a labelled corpus or recorded traffic.
 
     stickyroute learn CORPUS.jsonl --agents AGENTS.toml --out DIR [--holdout-fraction F] [--seed N]
-    stickyroute learn RECORDED.jsonl [--config CONFIG] --out DIR
+        [--split conversation|intent] [--classifier auto|llm|keywords]
+    stickyroute learn RECORDED.jsonl [--config CONFIG] --out DIR [--classifier auto|llm|keywords]
 
 The file's first line decides the mode, as in `replay`: a `serve --record` file (labels from the
 router's decisions, `stickyroute.learn.recorded`; its config from the header unless --config) or a
@@ -9,7 +10,12 @@ corpus (labels from `gold`, `stickyroute.learn.labels`). Writes `DIR/<agent>.tom
 (`stickyroute.learn.pack`), learned under the shipped routing settings (`replay.cli.RECOMMENDED`; a
 recording: its config's first Telegram channel, else its first channel). With
 --holdout-fraction, learns on the rest and prints the before/after table of the held-out
-conversations (`stickyroute.learn.holdout`). Exit 0, or 2 with a message naming the file on bad input.
+conversations (`stickyroute.learn.holdout`; `--split intent` holds out part of each CLINC150
+intent's examples). `--classifier` says what the packs will run with (issue #22): `llm` (the gate
+check asks an LLM that is right, at a price per call) or `keywords` (asking the classifier is
+deciding by the same keywords); `auto`: `llm` for a corpus, and for a recording `llm` when its
+config's classifier is Groq (or `auto` with the API key set), else `keywords`. Exit 0, or 2 with a
+message naming the file on bad input.
 """
 
 from __future__ import annotations
@@ -20,7 +26,7 @@ from collections.abc import Iterable, Sequence
 
 from stickyroute.config.model import Agent, Config, RoutingSettings
 from stickyroute.errors import ConfigError
-from stickyroute.learn.holdout import format_rows, measure, split_conversations
+from stickyroute.learn.holdout import format_rows, measure, split_by_intent, split_conversations
 from stickyroute.learn.labels import LabelledConversation, evidence_counts, from_corpus
 from stickyroute.learn.learner import LearnedPack, learn
 from stickyroute.learn.pack import write_packs
@@ -42,6 +48,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--holdout-fraction", type=float, metavar="F",
                         help="corpus: learn on 1-F of the conversations, report before/after on the other F")
     parser.add_argument("--seed", type=int, default=0, help="which conversations are held out (default 0)")
+    parser.add_argument("--split", choices=("conversation", "intent"), default="conversation",
+                        help="hold out whole conversations, or part of each intent's examples (CLINC150)")
+    parser.add_argument("--classifier", choices=("auto", "llm", "keywords"), default="auto",
+                        help="the classifier the packs will run with (default auto: llm for a corpus, "
+                             "a recording's config for a recording)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -78,9 +89,11 @@ def _from_corpus(args: argparse.Namespace) -> int:
     conversations = load_corpus(args.file)
     held: list[Conversation] = []
     if args.holdout_fraction is not None:
-        conversations, held = split_conversations(conversations, args.holdout_fraction, args.seed)
+        split = split_by_intent if args.split == "intent" else split_conversations
+        conversations, held = split(conversations, args.holdout_fraction, args.seed)
     labelled = from_corpus(conversations, {a.name for a in agents})
-    packs = learn(labelled, seeds_of(agents), RECOMMENDED, DEFAULT_AGENT, LearnSettings())
+    llm = args.classifier != "keywords"
+    packs = learn(labelled, seeds_of(agents), RECOMMENDED, DEFAULT_AGENT, LearnSettings.for_classifier(llm))
     source = args.file + (f" (all but the {args.holdout_fraction:g} held out with seed {args.seed})" if held else "")
     _report(packs, labelled, write_packs(packs, args.out, source), args)
     if held:
@@ -88,8 +101,9 @@ def _from_corpus(args: argparse.Namespace) -> int:
                     "pack only": load_agents(args.agents, ExtraPacks(args.out, only=True))}
         rows = measure(held, variants, RECOMMENDED)
         messages = sum(len(c.turns) for c in held)
-        print(f"\nheld out: {len(held)} conversations, {messages} messages (seed {args.seed}); "
-              "settings: recommended (the shipped ones)")
+        print(f"\nheld out: {len(held)} conversations, {messages} messages (seed {args.seed}, split by {args.split}); "
+              f"settings: recommended (the shipped ones); packs learned for "
+              f"{'an LLM' if llm else 'the keyword classifier'}")
         print(format_rows(rows))
     print(f"\nnext: stickyroute replay {args.file} --agents {args.agents} --rules {args.out} [--rules-only]")
     return EXIT_OK
@@ -112,11 +126,22 @@ def _from_recording(args: argparse.Namespace) -> int:
     labelled = labels_from_recording(recording.records, config, recording.version)
     channel = _first_telegram(config)
     names = AgentNames((a.name, a.aliases) for a in config.agents.values())
-    packs = learn(labelled, seeds_of(config.agents.values()), channel[1], channel[0], LearnSettings(), names)
+    llm = args.classifier == "llm" or (args.classifier == "auto" and _runs_an_llm(config))
+    packs = learn(labelled, seeds_of(config.agents.values()), channel[1], channel[0],
+                  LearnSettings.for_classifier(llm), names)
     _report(packs, labelled, write_packs(packs, args.out, f"{args.file} (config {path})"), args)
     print(f"\nnext: add rules = \"{args.out}/<agent>.toml\" to each [agents.<agent>] of a copy of {path}, then "
           f"stickyroute replay {args.file} --config COPY (what-if), and reload")
     return EXIT_OK
+
+
+def _runs_an_llm(config: Config) -> bool:
+    """The config's classifier is Groq (`groq`, or `auto` with the API key in the environment)."""
+    import os
+
+    provider = config.classifier.provider
+    key = os.environ.get(config.classifier.api_key_env, "").strip()
+    return provider == "groq" or (provider == "auto" and bool(key))
 
 
 def seeds_of(agents: Iterable[Agent]) -> dict[str, Seeds]:

@@ -11,6 +11,7 @@ from collections.abc import Collection
 from pathlib import Path
 from types import MappingProxyType
 
+from stickyroute.config._desks import read_desk
 from stickyroute.config._reader import Table, quote
 from stickyroute.config._tokens import bearer_token_problem
 from stickyroute.config.model import Agent
@@ -23,8 +24,8 @@ from stickyroute.config.rulepack import (
     read_pack,
 )
 
-AGENT_KEYS = ("url", "channels", "description", "aliases", "keywords", "weak_keywords", "rules", "max_connections",
-              "hidden", "token")
+AGENT_KEYS = ("url", "channels", "description", "aliases", "keywords", "weak_keywords", "confirm_keywords",
+              "rules", "max_connections", "hidden", "token", "sticky", "human", "hold_minutes")
 
 
 def check_name(table: Table, name: str, what: str) -> bool:
@@ -65,6 +66,8 @@ def _read_agent(name: str, table: Table, config_dir: Path,
     keywords = merge_words(read_keywords(table, "keywords"), pack.keywords)
     weak = merge_words(read_keywords(table, "weak_keywords"), pack.weak_keywords,
                        exclude=keywords)
+    first = merge_words(read_keywords(table, "confirm_keywords"), pack.confirm_keywords,
+                        exclude=keywords + weak)
     aliases = merge_words(read_aliases(table, "aliases"), pack.aliases, exclude=(name,))
     description = table.string("description", allow_empty=True) or pack.description
     channel_urls = {}
@@ -84,9 +87,11 @@ def _read_agent(name: str, table: Table, config_dir: Path,
         aliases=aliases,
         keywords=keywords,
         weak_keywords=weak,
+        confirm_keywords=first,
         max_connections=table.integer("max_connections", minimum=1),
         hidden=bool(table.boolean("hidden", False)),
         token=_token(table),
+        **read_desk(table),
     )
 
 

@@ -40,7 +40,7 @@ AUTO_ROUTE_KEYS = (
     "auto_route_sticky_bonus", "auto_route_divergence_count", "auto_route_explicit_pin",
     "auto_route_first_message_margin", "auto_route_early_confirm_margin",
     "auto_route_keyword_switch_margin", "auto_route_contest_confirm",
-    "auto_route_agent_hints", "auto_route_agent_handoffs",
+    "auto_route_agent_hints", "auto_route_agent_handoffs", "auto_route_agent_releases",
 )
 STRATEGIES = tuple(s.value for s in Strategy)
 HINT_MODES = tuple(h.value for h in AgentHints)
@@ -195,4 +195,5 @@ def routing_values(table: Table) -> dict[str, Any]:
         explicit_switches_per_minute=table.number("explicit_switches_per_minute"),
         agent_hints=None if hints is None else AgentHints(hints),
         agent_handoffs=table.boolean("auto_route_agent_handoffs"),
+        agent_releases=table.boolean("auto_route_agent_releases"),
     )

@@ -14,7 +14,9 @@ to the config file's directory.
 
 Warnings (`warning=True`, never fatal): a channel without its platform's secret (Telegram
 `secret_token`, WhatsApp / Messenger / Instagram `app_secret`, Slack `signing_secret`, Discord
-`public_key`, LINE `channel_secret`); an agent without keywords while a channel uses sticky_heuristic.
+`public_key`, LINE `channel_secret`); an agent without keywords while a channel uses sticky_heuristic;
+a human desk's hold shorter than a channel's TTL, a desk without a token, a hidden desk
+(`stickyroute.config._desks`).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from typing import Any
 
 from stickyroute.config._agents import read_agents
 from stickyroute.config._channels import read_channels
+from stickyroute.config._desks import warn_desks
 from stickyroute.config._hints import read_hints, warn_unsigned
 from stickyroute.config._reader import Problems, Table, read_toml, substitute_env
 from stickyroute.config._sections import (
@@ -84,6 +87,7 @@ def check_config(path: str | Path, env: Mapping[str, str] | None = None
     agents = read_agents(root, config_dir, _names(data.get("channels")))
     channels = read_channels(root, _names(data.get("agents")), routing, upstream)
     _warn_keywordless(problems, agents, channels)
+    warn_desks(problems, agents, channels)
     warn_unsigned(problems, hints, agents, state)
     if problems.errors:
         return None, problems.items

@@ -9,7 +9,12 @@ from __future__ import annotations
 import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from types import MappingProxyType
+
+from stickyroute.config.agent import Agent
+
+__all__ = ["DEFAULT_ACKNOWLEDGEMENTS", "MIB", "STATE_BACKENDS", "AdminSettings", "Agent", "AgentHints", "Binding",
+           "Channel", "ChannelType", "ClassifierSettings", "Config", "HintSettings", "RoutingSettings",
+           "ServerSettings", "StateSettings", "Strategy", "ThreadRoute", "UpstreamSettings"]
 
 MIB = 1024 * 1024
 
@@ -130,35 +135,11 @@ class RoutingSettings:
     """Explicit switches (`/agent <name>`, `@name`) one sender may make per minute on a channel
     (a token bucket shared by the replicas); over it the switch is ignored (`explicit_limited`)."""
     agent_hints: AgentHints = AgentHints.CONFIRM
-    """What an agent's `not-mine` hint does (README "Agent hints and handoffs"); `confirm` measured
-    better than `divergence` (README "Routing accuracy and LLM calls")."""
+    """What an agent's `not-mine` hint does; `confirm` measured better than `divergence`."""
     agent_handoffs: bool = True
     """An agent's handoff switches the route at once (never over a user's explicit pin)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Agent:
-    """`[agents.<name>]`: one agent's upstream and what it is about.
-
-    `url` is a base URL: the inbound path and query are appended. `channel_urls` maps a channel
-    name to an exact target URL that replaces base + path for that channel. Keywords already
-    include those of the agent's `rules` pack.
-    """
-
-    name: str
-    url: str
-    channel_urls: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
-    description: str = ""
-    aliases: tuple[str, ...] = ()
-    keywords: tuple[str, ...] = ()
-    weak_keywords: tuple[str, ...] = ()
-    max_connections: int | None = None
-    """This agent's pool size; None: `upstream.max_connections`."""
-    hidden: bool = False
-    """Never listed by `/agent`, never chosen by `/agent`, `@name`, the classifier or keywords:
-    reached only through Layer 1 (bindings, thread routes, a channel default)."""
-    token: str | None = field(default=None, repr=False)
-    """Bearer token of this agent on the agent API (`POST /v1/hints`); None: it cannot call it."""
+    agent_releases: bool = True
+    """An agent's `done` releases the route (issue #22; a desk's `done` always ends its hold)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,10 +7,12 @@ format, every key optional:
     aliases = ["dev"]                  # extra names for `/agent <name>` and `@name`
     keywords = ["pull request", ...]   # strong keywords: `strong_weight` points each (6)
     weak_keywords = ["code", ...]      # ambiguous words: `weak_weight` points each (1)
+    confirm_keywords = ["repo"]        # strong, but they never decide alone: the classifier confirms
 
 Merging (`merge_words`): the agent's own list first, then the pack's, duplicates dropped
 case-insensitively (casefold) keeping the first spelling; a word that is a strong keyword is
-dropped from the weak list. The agent's own description wins over the pack's.
+dropped from the weak list, and a strong or weak keyword from the confirm list. The agent's
+own description wins over the pack's.
 
 A keyword must contain a letter or digit: the keyword gate (`stickyroute.routing.keywords`) matches words
 (`\\w+`) and treats punctuation as a separator, so `"c++"` would only ever match `c`.
@@ -42,6 +44,7 @@ class RulePack:
     aliases: tuple[str, ...] = ()
     keywords: tuple[str, ...] = ()
     weak_keywords: tuple[str, ...] = ()
+    confirm_keywords: tuple[str, ...] = ()
 
 
 def load_rule_pack(path: str | Path) -> RulePack:
@@ -55,13 +58,14 @@ def load_rule_pack(path: str | Path) -> RulePack:
     pack = None
     if data is not None:
         table = Table(data, "", problems)
-        table.reject_unknown(("description", "aliases", "keywords", "weak_keywords"))
+        table.reject_unknown(("description", "aliases", "keywords", "weak_keywords", "confirm_keywords"))
         pack = RulePack(
             path=str(path),
             description=table.string("description", "", allow_empty=True) or "",
             aliases=read_aliases(table, "aliases"),
             keywords=read_keywords(table, "keywords"),
             weak_keywords=read_keywords(table, "weak_keywords"),
+            confirm_keywords=read_keywords(table, "confirm_keywords"),
         )
     if problems.errors or pack is None:
         raise ConfigError(problems.errors)

@@ -53,7 +53,10 @@ class Route:
     route; refreshing keeps it; `admin` for an operator's pin), None when unknown. `hint` is a
     pending agent signal (issue #12): `not-mine` (with the agent's suggestion in `hint_agent`,
     or None) waits for the next non-short message; `handoff` marks a route an agent handed over,
-    so the next message is decided with reason `handoff`. It expires with the route.
+    so the next message is decided with reason `handoff`. It expires with the route. `hold_s` is
+    set on a route a human desk holds (issue #22: taken by a handoff, an explicit switch or an
+    admin pin): the seconds of inactivity it is held for; a held route lives at least that long
+    (`expires_at`).
     """
 
     agent: str
@@ -65,24 +68,40 @@ class Route:
     reason: str | None = None
     hint: str | None = None
     hint_agent: str | None = None
+    hold_s: float | None = None
+
+    def expires_at(self, ttl_s: float) -> float:
+        """When the route stops being live (seconds): `ttl_s` (the channel's inactivity TTL) after
+        `last_active`, or the hold's end when it is later."""
+        hold = self.hold_s
+        return self.last_active + (ttl_s if hold is None or hold < ttl_s else hold)
+
+    def held(self, now: float) -> bool:
+        """True while a human desk holds the route at `now` (`hold_s` of inactivity not passed)."""
+        return self.hold_s is not None and now < self.last_active + self.hold_s
 
     def touched(self, now: float) -> Route:
         """The same route, active at `now` (inactivity TTL refreshed)."""
         return Route(self.agent, self.chosen_at, now, self.explicit, self.candidate, self.counter, self.reason,
-                     self.hint, self.hint_agent)
+                     self.hint, self.hint_agent, self.hold_s)
 
     def diverging(self, now: float, candidate: str | None, counter: int) -> Route:
         """The same route, active at `now`, with this pending divergence (`candidate`, `counter`);
         `diverging(now, None, 0)` resets it."""
         return Route(self.agent, self.chosen_at, now, self.explicit, candidate, counter, self.reason,
-                     self.hint, self.hint_agent)
+                     self.hint, self.hint_agent, self.hold_s)
 
     def because(self, reason: str) -> Route:
         """The same route, written by a decision of `reason`."""
         return Route(self.agent, self.chosen_at, self.last_active, self.explicit, self.candidate, self.counter, reason,
-                     self.hint, self.hint_agent)
+                     self.hint, self.hint_agent, self.hold_s)
 
     def hinted(self, hint: str | None, agent: str | None = None) -> Route:
         """The same route with this pending agent signal (`hinted(None)` clears it)."""
         return Route(self.agent, self.chosen_at, self.last_active, self.explicit, self.candidate, self.counter,
-                     self.reason, hint, agent)
+                     self.reason, hint, agent, self.hold_s)
+
+    def holding(self, hold_s: float | None) -> Route:
+        """The same route held by a human desk for `hold_s` seconds of inactivity (None: not held)."""
+        return Route(self.agent, self.chosen_at, self.last_active, self.explicit, self.candidate, self.counter,
+                     self.reason, self.hint, self.hint_agent, hold_s)

@@ -80,7 +80,8 @@ class Dispatcher:
         self.recorder = recorder
         self.late = LateAnswers(deliveries, clock)
         self.accounting = accounting if accounting is not None else Accounting(CollectorRegistry(), clock)
-        self.signals = signals if signals is not None else AgentSignals(config, router)
+        self.signals = signals if signals is not None else AgentSignals(config, router,
+                                                                        released=self.accounting.released)
         deadline = max(u.connect_timeout_s + u.timeout_s for u in (
             config.upstream, *(c.upstream for c in config.channels.values() if c.upstream is not None)))
         self.settle_s = settle_s if settle_s is not None else deadline + config.classifier.timeout_s + 1.0

@@ -2,10 +2,12 @@
 
     X-Stickyroute-Hint: not-mine                  the message was not for this agent
     X-Stickyroute-Hint: not-mine; suggest=<agent> ... and <agent> should have it
+    X-Stickyroute-Hint: done                      this agent's task is done: release the route
+    X-Stickyroute-Hint: done; then=<agent>        ... and hand the conversation to <agent>
     X-Stickyroute-Handoff: <agent>                the conversation goes to <agent> from now on
 
-Names and the `not-mine` / `suggest` words are case-insensitive; agent names are taken as sent
-(trimmed). Both headers are always removed from the reply, valid or not; a value that is not
+Names and the `not-mine` / `done` / `suggest` / `then` words are case-insensitive; agent names
+are taken as sent (trimmed). Both headers are always removed from the reply, valid or not; a value that is not
 understood becomes a problem (for the log line), never an error.
 """
 
@@ -43,25 +45,30 @@ def take_signals(reply: Reply, sender: str) -> tuple[Reply, list[Signal], list[s
     return Reply(reply.status, kept, reply.body), signals, problems
 
 
+_PARAMETER = {SignalKind.NOT_MINE: "suggest", SignalKind.DONE: "then"}
+"""The one optional parameter of each hint word: the suggested agent, the agent handed to."""
+
+
 def _hint(value: bytes, sender: str, signals: list[Signal], problems: list[str]) -> None:
     text = value.decode("latin-1")
     word, _sep, rest = text.partition(";")
-    if word.strip().lower() != SignalKind.NOT_MINE.value:
+    kind = next((k for k in _PARAMETER if k.value == word.strip().lower()), None)
+    if kind is None:
         problems.append(f"unknown X-Stickyroute-Hint value {text.strip()!r}")
         return
-    suggest: str | None = None
+    target: str | None = None
     if rest.strip():
         key, eq, agent = rest.partition("=")
-        if key.strip().lower() != "suggest" or not eq or not agent.strip():
+        if key.strip().lower() != _PARAMETER[kind] or not eq or not agent.strip():
             problems.append(f"unknown X-Stickyroute-Hint parameter {rest.strip()!r}")
             return
-        suggest = agent.strip()
-    signals.append(Signal(SignalKind.NOT_MINE, sender, suggest))
+        target = agent.strip()
+    signals.append(Signal(kind, sender, target))
 
 
 def parse_hint(value: str, sender: str) -> Signal | str:
-    """An `X-Stickyroute-Hint` value (`not-mine[; suggest=<agent>]`) as `sender`'s signal, or what
-    is wrong with it."""
+    """An `X-Stickyroute-Hint` value (`not-mine[; suggest=<agent>]` or `done[; then=<agent>]`) as
+    `sender`'s signal, or what is wrong with it."""
     signals: list[Signal] = []
     problems: list[str] = []
     _hint(value.encode("latin-1", "replace"), sender, signals, problems)

@@ -1,12 +1,15 @@
-"""AgentSignals: where agent hints and handoffs enter (issue #12), one per running config.
+"""AgentSignals: where agent hints, handoffs and `done` enter (issues #12, #22), one per running config.
 
     request_headers(channel, agent, conversation, now)   X-Stickyroute-Conversation for the forward
     await from_reply(channel, agent, conversation, reply, now) -> the reply without signal headers
     await from_api(authorization, body, now) -> (status, JSON answer)     POST /v1/hints
 
-Only agents with a `token` get a conversation token (only they can call the API). Every signal
-is applied through `Router.signal` (the pure `routing.signals.apply_signal`); one that changes
-nothing is logged with why (`stickyroute.hints`), one that is accepted too. The API answers:
+Only agents with a `token` get a conversation token (only they can call the API); it expires
+after the channel's route TTL, or a human desk's hold when that is longer (a desk answers late).
+Every signal is applied through `Router.signal` (the pure `routing.signals.apply_signal`); one
+that changes nothing is logged with why (`stickyroute.hints`), one that is accepted too; an
+accepted `done` is also a decision line with reason `released` (`released`, the accounting's). The
+API answers:
 
     200  {"accepted": true, ...} or {"accepted": false, "reason": "..."} (valid, but ignored)
     401  a missing or unknown agent token          403  the token's agent is not the conversation's
@@ -18,6 +21,7 @@ from __future__ import annotations
 import hmac
 import json
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from stickyroute.config.model import Agent, Config
@@ -27,7 +31,7 @@ from stickyroute.hints.token import ConversationTokens, TokenRejected
 from stickyroute.reply import RawHeaders, Reply
 from stickyroute.routing.decision import Conversation
 from stickyroute.routing.router import Router
-from stickyroute.routing.signals import Ignored, Signal, SignalKind
+from stickyroute.routing.signals import Ignored, Released, Signal, SignalKind
 
 __all__ = ["CONVERSATION_HEADER", "AgentSignals"]
 
@@ -35,16 +39,21 @@ log = logging.getLogger("stickyroute.hints")
 CONVERSATION_HEADER = b"x-stickyroute-conversation"
 Json = dict[str, Any]
 _KINDS = {k.value: k for k in SignalKind}
-_BODY_KEYS = ("conversation", "hint", "agent")
+_BODY_KEYS = ("conversation", "hint", "agent", "then")
+ReleaseHook = Callable[[str, str, str, str | None, float], object]
+"""Called with (channel, conversation digest, the releasing agent, `then` or None, now) for every
+accepted `done` (`stickyroute.observe.Accounting.released`: the `released` decision line)."""
 
 
 class AgentSignals:
     """Agent signals of one config (see the module docstring); `tokens` may outlive a reload."""
 
-    def __init__(self, config: Config, router: Router, tokens: ConversationTokens | None = None) -> None:
+    def __init__(self, config: Config, router: Router, tokens: ConversationTokens | None = None,
+                 released: ReleaseHook | None = None) -> None:
         self.router = router
         self.tokens = tokens if tokens is not None else ConversationTokens(config.hints.secret)
         self.limit = AgentRateLimit(config.hints.rate_per_s)
+        self.released = released
         self._ttl_s = {name: ch.routing.ttl_s for name, ch in config.channels.items()}
         self._callers = tuple((a.token.encode("utf-8", "surrogatepass"), a.name) for a in config.agents.values()
                               if a.token)
@@ -55,8 +64,10 @@ class AgentSignals:
         token, or a request with no Layer-2 route)."""
         if agent.token is None or conversation is None or conversation.version is None:
             return []
-        token = self.tokens.mint(channel, conversation.key.digest(), conversation.version,
-                                 now + self._ttl_s[channel])
+        lifetime = self._ttl_s[channel]
+        if agent.human:  # a desk may answer (and release) long after the TTL: its hold keeps the route
+            lifetime = max(lifetime, agent.hold_s)
+        token = self.tokens.mint(channel, conversation.key.digest(), conversation.version, now + lifetime)
         return [(CONVERSATION_HEADER, token.encode("ascii"))]
 
     async def from_reply(self, channel: str, agent: str, conversation: Conversation | None, reply: Reply,
@@ -68,11 +79,11 @@ class AgentSignals:
         for signal in signals:
             if conversation is None or conversation.version is None:
                 why = "no Layer-2 route (routed by Layer 1, or no sender)" if conversation is None else "no live route"
-                self._log(channel, None, signal, Ignored(why))
+                self._log(channel, None, signal, Ignored(why), now)
                 continue
             digest = conversation.key.digest()
             self._log(channel, digest, signal, await self.router.signal(channel, digest, conversation.version,
-                                                                        signal, now))
+                                                                        signal, now), now)
         return relayed
 
     async def from_api(self, authorization: str | None, body: bytes, now: float) -> tuple[int, Json]:
@@ -101,9 +112,13 @@ class AgentSignals:
             return 403, _error("forbidden", f"agent {caller} is not the conversation's current agent")
         signal = Signal(kind, caller, target)
         result = await self.router.signal(claims.channel, claims.digest, claims.version, signal, now)
-        self._log(claims.channel, claims.digest, signal, result)
+        self._log(claims.channel, claims.digest, signal, result, now)
         if isinstance(result, Ignored):
             return 200, {"accepted": False, "reason": result.why}
+        if isinstance(result, Released):
+            handed = result.route
+            return 200, {"accepted": True, "released": True, "agent": handed.agent if handed else None,
+                         "pending": handed.hint if handed else None}
         return 200, {"accepted": True, "agent": result.agent, "pending": result.hint}
 
     def _caller(self, authorization: str | None) -> str | None:
@@ -117,14 +132,15 @@ class AgentSignals:
                 found = name
         return found
 
-    @staticmethod
-    def _log(channel: str, digest: str | None, signal: Signal, result: object) -> None:
+    def _log(self, channel: str, digest: str | None, signal: Signal, result: object, now: float) -> None:
         where = f"conversation {digest[:12]}" if digest else "a conversation"
         what = f"{signal.kind.value}{' ' + signal.target if signal.target else ''} from {signal.sender}"
         if isinstance(result, Ignored):
             log.info("agent signal on %s, %s: %s ignored: %s", channel, where, what, result.why)
-        else:
-            log.info("agent signal on %s, %s: %s accepted", channel, where, what)
+            return
+        log.info("agent signal on %s, %s: %s accepted", channel, where, what)
+        if isinstance(result, Released) and self.released is not None and digest is not None:
+            self.released(channel, digest, signal.sender, signal.target, now)
 
 
 def _error(error: str, detail: str) -> Json:
@@ -132,7 +148,8 @@ def _error(error: str, detail: str) -> Json:
 
 
 def _parse(body: bytes) -> tuple[str, SignalKind, str | None] | str:
-    """(token, kind, agent) from the JSON body, or what is wrong (`field: reason`)."""
+    """(token, kind, target) from the JSON body, or what is wrong (`field: reason`): `agent` is a
+    hint's suggestion or a handoff's agent, `then` the agent a `done` hands to."""
     try:
         data = json.loads(body) if body.strip() else None
     except ValueError as exc:
@@ -142,14 +159,20 @@ def _parse(body: bytes) -> tuple[str, SignalKind, str | None] | str:
     unknown = [key for key in data if key not in _BODY_KEYS]
     if unknown:
         return f"{unknown[0]}: unknown key (expected {', '.join(_BODY_KEYS)})"
-    token, hint, agent = data.get("conversation"), data.get("hint"), data.get("agent")
+    token, hint = data.get("conversation"), data.get("hint")
     if not isinstance(token, str) or not token:
         return "conversation: expected the X-Stickyroute-Conversation token (a non-empty string)"
     if hint not in _KINDS:
-        return f"hint: expected one of not-mine, handoff, got {json.dumps(hint)}"
-    if agent is not None and (not isinstance(agent, str) or not agent.strip()):
-        return f"agent: expected an agent name, got {json.dumps(agent)}"
+        return f"hint: expected one of not-mine, handoff, done, got {json.dumps(hint)}"
     kind = _KINDS[hint]
+    field = "then" if kind is SignalKind.DONE else "agent"
+    if kind is SignalKind.DONE and "agent" in data:
+        return "agent: not with hint done (it names the next agent with then)"
+    if kind is not SignalKind.DONE and "then" in data:
+        return f"then: only with hint done, not {hint}"
+    agent = data.get(field)
+    if agent is not None and (not isinstance(agent, str) or not agent.strip()):
+        return f"{field}: expected an agent name, got {json.dumps(agent)}"
     if kind is SignalKind.HANDOFF and agent is None:
         return "agent: is required with hint handoff"
     return token, kind, agent.strip() if agent else None

@@ -27,6 +27,9 @@ from stickyroute.routing.engine import is_acknowledgement, is_short
 from stickyroute.routing.explicit import AgentNames, ExplicitKind, parse_explicit
 from stickyroute.routing.keywords import top_agent
 
+KEYWORD_JUDGE = object()
+"""`verdict`'s answer when the classifier is the keyword classifier (it answers from the scores)."""
+
 
 @dataclass(frozen=True, slots=True)
 class GateRules:
@@ -43,13 +46,15 @@ class GateRules:
     weak_weight: int
     short_message_chars: int
     acknowledgements: frozenset[str]
+    first_message_margin: int | None = 0
 
     @classmethod
     def from_settings(cls, settings: RoutingSettings) -> GateRules:
         return cls(settings.strategy, settings.confidence_threshold, settings.sticky_bonus,
                    settings.divergence_count, settings.keyword_switch_margin, settings.early_confirm_margin,
                    settings.contest_confirm, settings.strong_weight, settings.weak_weight,
-                   settings.short_message_chars, frozenset(a.casefold() for a in settings.acknowledgements))
+                   settings.short_message_chars, frozenset(a.casefold() for a in settings.acknowledgements),
+                   settings.first_message_margin)
 
 
 def is_unscored(text: str, rules: GateRules, names: AgentNames | None = None) -> bool:
@@ -60,28 +65,67 @@ def is_unscored(text: str, rules: GateRules, names: AgentNames | None = None) ->
 
 
 def predict(scores: Mapping[str, int], current: str | None, rules: GateRules) -> str | None:
-    """The agent the message goes to (None: the default agent, for a first message)."""
+    """The agent the message goes to with the keyword classifier (None: the default agent, for a
+    first message)."""
+    return verdict(scores, current, rules)[0]
+
+
+def verdict(scores: Mapping[str, int], current: str | None, rules: GateRules,
+            answer: str | object | None = KEYWORD_JUDGE,
+            decisive: Mapping[str, int] | None = None) -> tuple[str | None, bool]:
+    """(the agent the message goes to, None: the default; whether the classifier was asked).
+
+    `answer` is what the classifier answers when asked: `KEYWORD_JUDGE` (the keyword classifier,
+    from `scores`), or an agent name (an LLM that gets the message right: the message's label)
+    or None (it answers none). `decisive` are the scores without confirm keywords (None: the
+    same as `scores`): a decision by keywords alone needs its winner there too.
+    """
     threshold = rules.confidence_threshold
     if current is None:
-        return _classifier_answer(scores, threshold)
+        margin = rules.first_message_margin
+        if margin is not None:
+            best, top, second = top_agent(scores)
+            if (best is not None and top >= threshold and top - second >= margin
+                    and _decisive(decisive, best, None, margin, rules)):
+                return best, False
+        return _answer(scores, threshold, answer, decisive), True
     if rules.strategy is not Strategy.STICKY_HEURISTIC:
-        return current
+        return current, False
     own = scores.get(current, 0)
     effective = dict(scores)
     effective[current] = own + rules.sticky_bonus
     best, top, second = top_agent(effective)
     if best is not None and best != current and scores.get(best, 0) >= threshold:
         margin = rules.keyword_switch_margin
-        if margin is not None and top - second >= margin:
-            return best
+        if margin is not None and top - second >= margin and _decisive(decisive, best, current, margin, rules):
+            return best, False
         early = rules.early_confirm_margin
         if rules.divergence_count <= 1 or (early is not None and top - (own + rules.sticky_bonus) >= early):
-            return _confirmed(scores, current, threshold)
-        return current
+            return _confirmed(scores, current, threshold, answer, decisive), True
+        return current, False
     if (rules.contest_confirm and best is None and own + rules.sticky_bonus == top
             and any(a != current and s == top and s >= threshold for a, s in scores.items())):
-        return _confirmed(scores, current, threshold)
-    return current
+        return _confirmed(scores, current, threshold, answer, decisive), True
+    return current, False
+
+
+def _decisive(decisive: Mapping[str, int] | None, best: str, current: str | None, margin: int,
+              rules: GateRules) -> bool:
+    """The engine's `_decisive`: `best` also wins by `margin` without confirm keywords."""
+    if decisive is None:
+        return True
+    effective = dict(decisive)
+    if current is not None:
+        effective[current] = effective.get(current, 0) + rules.sticky_bonus
+    winner, top, second = top_agent(effective)
+    return winner == best and effective.get(best, 0) >= rules.confidence_threshold and top - second >= margin
+
+
+def _answer(scores: Mapping[str, int], threshold: int, answer: str | object | None,
+            decisive: Mapping[str, int] | None = None) -> str | None:
+    if answer is KEYWORD_JUDGE:  # the keyword classifier reads the decisive scores
+        return _classifier_answer(scores if decisive is None else decisive, threshold)
+    return answer if isinstance(answer, str) else None
 
 
 def _classifier_answer(scores: Mapping[str, int], threshold: int) -> str | None:
@@ -90,7 +134,8 @@ def _classifier_answer(scores: Mapping[str, int], threshold: int) -> str | None:
     return best if best is not None and top >= threshold else None
 
 
-def _confirmed(scores: Mapping[str, int], current: str, threshold: int) -> str:
+def _confirmed(scores: Mapping[str, int], current: str, threshold: int, answer: str | object | None,
+               decisive: Mapping[str, int] | None = None) -> str:
     """A confirmation: switch to the classifier's answer when it is another agent, else stay."""
-    answer = _classifier_answer(scores, threshold)
-    return answer if answer is not None else current
+    chosen = _answer(scores, threshold, answer, decisive)
+    return chosen if chosen is not None else current

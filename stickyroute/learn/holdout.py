@@ -3,6 +3,9 @@
 The split is by conversation (no conversation is in both parts) and deterministic: conversations
 are ranked by SHA-256 of `"<seed>:<id>"` and the first round(F * n) are held out, so the split
 does not depend on file order and the same seed always holds out the same conversations.
+`split_by_intent` does the same within each intent (the first turn's `intent`, CLINC150): every
+intent has examples on both sides, so a keyword learned from one intent's wording is measured
+on other examples of that intent, not only on paraphrases it was tuned on.
 
 The measurement is the replay's own (`stickyroute.replay.runner.play`, `metrics.row`): the held-out
 conversations routed under the given settings (the shipped `RECOMMENDED` by default) with the
@@ -45,6 +48,19 @@ def split_conversations(conversations: Sequence[T], fraction: float, seed: int =
         raise ValueError(f"--holdout-fraction must be between 0 and 1 (exclusive), got {fraction}")
     ranked = sorted(conversations, key=lambda c: hashlib.sha256(f"{seed}:{c.id}".encode()).hexdigest())
     held = {c.id for c in ranked[:round(fraction * len(conversations))]}
+    return [c for c in conversations if c.id not in held], [c for c in conversations if c.id in held]
+
+
+def split_by_intent(conversations: Sequence[Conversation], fraction: float, seed: int = 0
+                    ) -> tuple[list[Conversation], list[Conversation]]:
+    """(learning part, held-out part) split within each intent of the first turn (conversations
+    without one form one group), each part in input order; ValueError unless 0 < fraction < 1."""
+    groups: dict[str | None, list[Conversation]] = {}
+    for conv in conversations:
+        groups.setdefault(conv.turns[0].intent if conv.turns else None, []).append(conv)
+    held: set[str] = set()
+    for members in groups.values():
+        held.update(c.id for c in split_conversations(members, fraction, seed)[1])
     return [c for c in conversations if c.id not in held], [c for c in conversations if c.id in held]
 
 

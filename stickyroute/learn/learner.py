@@ -16,7 +16,7 @@ from stickyroute.config.model import RoutingSettings
 from stickyroute.learn.counts import count_terms, observe
 from stickyroute.learn.gate import GateRules, is_unscored
 from stickyroute.learn.labels import Evidence, LabelledConversation
-from stickyroute.learn.proposals import OFF, STRONG, WEAK, Proposal, Seeds, propose, starting_weights
+from stickyroute.learn.proposals import CONFIRM, OFF, STRONG, WEAK, Proposal, Seeds, propose, starting_weights
 from stickyroute.learn.scoring import TermScore, score_terms
 from stickyroute.learn.selection import GateCheck, ScoredMessage, related_candidates
 from stickyroute.learn.settings import LearnSettings
@@ -47,6 +47,9 @@ class LearnedPack:
     weak_keywords: tuple[LearnedKeyword, ...]
     dropped: tuple[LearnedKeyword, ...]
     messages: int
+    confirm_keywords: tuple[LearnedKeyword, ...] = ()
+    """Keywords right often enough to ask the classifier, not to decide alone (the gate check
+    found them worth more as confirm keywords than as strong ones)."""
 
 
 def learn(conversations: Sequence[LabelledConversation], seeds: Mapping[str, Seeds], routing: RoutingSettings,
@@ -70,12 +73,16 @@ def learn(conversations: Sequence[LabelledConversation], seeds: Mapping[str, See
     initial = starting_weights(proposals, related, rules.strong_weight, rules.weak_weight)
     messages = _scored_messages(conversations, observed, proposals, rules, default, names)
     gate = GateCheck(candidates, messages, rules, default, initial, related, settings.switch_penalty,
-                     settings.overlap_min_gain)
+                     settings.overlap_min_gain, llm=settings.llm_judge, call_cost=settings.call_cost,
+                     confirm_role=settings.confirm_role, keyword_switch_cost=settings.keyword_switch_cost)
     gate.select(settings.min_gain, settings.passes)
-    weights = gate.weights
-    chosen: dict[str, dict[str, list[LearnedKeyword]]] = {a: {STRONG: [], WEAK: [], OFF: []} for a in agents}
+    weights, confirm = gate.weights, gate.confirm
+    chosen: dict[str, dict[str, list[LearnedKeyword]]] = {a: {STRONG: [], WEAK: [], OFF: [], CONFIRM: []}
+                                                          for a in agents}
     for i, proposal in enumerate(proposals):
         strength = STRONG if weights[i] == rules.strong_weight else WEAK if weights[i] else OFF
+        if strength == STRONG and confirm[i]:
+            strength = CONFIRM
         if strength == OFF and proposal.origin != "yours":
             continue
         effect = gate.gate_effect(i) if weights[i] else 0.0
@@ -83,7 +90,7 @@ def learn(conversations: Sequence[LabelledConversation], seeds: Mapping[str, See
         chosen[proposal.candidate.agent][strength].append(keyword)
     return tuple(
         LearnedPack(agent, _ordered(lists[STRONG]), _ordered(lists[WEAK]), _ordered(lists[OFF]),
-                    counts.messages.get(agent, 0))
+                    counts.messages.get(agent, 0), _ordered(lists[CONFIRM]))
         for agent, lists in chosen.items()
     )
 
@@ -107,7 +114,8 @@ def _scored_messages(conversations: Sequence[LabelledConversation], observed: Se
         for message, terms in zip(conv.messages, terms_of, strict=True):
             if message.evidence is not Evidence.CONTEXT:
                 present = tuple(i for term in sorted(terms) for i in by_term.get(term, ()))
+                answer = message.agent if message.evidence is Evidence.CREDIT else None
                 out.append(ScoredMessage(current, message.agent or default, present,
-                                         is_unscored(message.text, rules, names)))
+                                         is_unscored(message.text, rules, names), answer))
             current = message.agent or default
     return out

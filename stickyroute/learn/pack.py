@@ -65,6 +65,11 @@ def render_pack(pack: LearnedPack, source: str, header: Sequence[str] = ()) -> s
     doc.add(tomlkit.nl())
     doc.add("keywords", _array(pack.keywords))
     doc.add("weak_keywords", _array(pack.weak_keywords))
+    if pack.confirm_keywords:
+        doc.add(tomlkit.nl())
+        doc.add(tomlkit.comment("Strong, but never deciding alone: right often enough to ask the classifier, "
+                                "not to decide"))
+        doc.add("confirm_keywords", _array(pack.confirm_keywords))
     return tomlkit.dumps(doc)
 
 

@@ -31,7 +31,7 @@ from stickyroute.learn.selection import Candidate
 from stickyroute.learn.settings import LearnSettings
 from stickyroute.learn.terms import keyword_term
 
-STRONG, WEAK, OFF = "strong", "weak", "off"
+STRONG, WEAK, OFF, CONFIRM = "strong", "weak", "off", "confirm"
 
 
 @dataclass(frozen=True, slots=True)

@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from stickyroute.learn.gate import GateRules, predict
+from stickyroute.learn.gate import KEYWORD_JUDGE, GateRules, verdict
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +52,9 @@ class ScoredMessage:
     target: str
     candidates: tuple[int, ...]
     unscored: bool = False
+    answer: str | None = None
+    """What an LLM classifier that reads the message answers when asked (its label; None for a
+    message about no agent, such as "thanks, bye")."""
 
 
 @dataclass(slots=True)
@@ -60,6 +63,12 @@ class _State:
     scores: list[dict[str, int]]
     values: list[float]
     occurrences: list[list[int]] = field(default_factory=list)
+    confirm: list[bool] = field(default_factory=list)
+    decisive: list[dict[str, int]] = field(default_factory=list)
+
+
+Option = tuple[int, bool]
+"""A candidate's weight (points) and whether it is a confirm keyword (it never decides alone)."""
 
 
 class GateCheck:
@@ -67,8 +76,13 @@ class GateCheck:
 
     def __init__(self, candidates: Sequence[Candidate], messages: Sequence[ScoredMessage], rules: GateRules,
                  default: str, initial: Sequence[int], related: Sequence[Sequence[int]],
-                 switch_penalty: float = 1.0, overlap_min_gain: float | None = None) -> None:
+                 switch_penalty: float = 1.0, overlap_min_gain: float | None = None, llm: bool = False,
+                 call_cost: float = 0.0, confirm_role: bool = False, keyword_switch_cost: float = 0.0) -> None:
         self.candidates = candidates
+        self.llm = llm
+        self.call_cost = call_cost
+        self.keyword_switch_cost = keyword_switch_cost
+        self.confirm_role = confirm_role
         self.messages = messages
         self.rules = rules
         self.default = default
@@ -79,18 +93,24 @@ class GateCheck:
         for m, message in enumerate(messages):
             for c in message.candidates:
                 occurrences[c].append(m)
-        self._state = _State(list(initial), [{} for _ in messages], [0.0] * len(messages), occurrences)
+        self._state = _State(list(initial), [{} for _ in messages], [0.0] * len(messages), occurrences,
+                             [False] * len(candidates), [{} for _ in messages])
         for c, weight in enumerate(initial):
             if weight:
                 for m in occurrences[c]:
-                    scores = self._state.scores[m]
-                    scores[candidates[c].agent] = scores.get(candidates[c].agent, 0) + weight
+                    for scores in (self._state.scores[m], self._state.decisive[m]):
+                        scores[candidates[c].agent] = scores.get(candidates[c].agent, 0) + weight
         self._state.values = [self._value(m) for m in range(len(messages))]
 
     @property
     def weights(self) -> list[int]:
         """Current weight of every candidate (0, weak_weight or strong_weight points)."""
         return list(self._state.weights)
+
+    @property
+    def confirm(self) -> list[bool]:
+        """Whether each candidate is a confirm keyword (`confirm_keywords`: it never decides alone)."""
+        return list(self._state.confirm)
 
     @property
     def total(self) -> float:
@@ -100,68 +120,103 @@ class GateCheck:
     def _value(self, m: int) -> float:
         message = self.messages[m]
         current = message.current
+        asked = False
         if message.unscored:
             routed = current or self.default
         else:
-            routed = predict(self._state.scores[m], current, self.rules) or self.default
+            answer = message.answer if self.llm else KEYWORD_JUDGE
+            decisive = self._state.decisive[m] if self.confirm_role else None
+            agent, asked = verdict(self._state.scores[m], current, self.rules, answer, decisive)
+            routed = agent or self.default
+        cost = self.call_cost if asked and self.llm else 0.0  # the keyword classifier calls no LLM
+        if not asked and current is not None and routed != current:
+            cost += self.keyword_switch_cost  # a switch by keywords alone risks more than the data shows
         if routed == message.target:
-            return 1.0
-        return -self.switch_penalty if routed != (current or self.default) else 0.0
+            return 1.0 - cost
+        return (-self.switch_penalty if routed != (current or self.default) else 0.0) - cost
 
-    def gain(self, c: int, weight: int) -> float:
-        """How much the total changes if candidate `c` takes `weight` (nothing is kept)."""
+    def _shift(self, m: int, agent: str, old: Option, new: Option, sign: int = 1) -> bool:
+        """Move message `m`'s scores from `old` to `new` for `agent` (`sign` -1 undoes it); True
+        when anything changed."""
+        full = new[0] - old[0]
+        decisive = (0 if new[1] else new[0]) - (0 if old[1] else old[0])
+        if not full and not decisive:
+            return False
         state = self._state
-        delta = weight - state.weights[c]
-        if not delta:
+        scores, kept = state.scores[m], state.decisive[m]
+        scores[agent] = scores.get(agent, 0) + sign * full
+        kept[agent] = kept.get(agent, 0) + sign * decisive
+        return True
+
+    def gain(self, c: int, weight: int, confirm: bool = False) -> float:
+        """How much the total changes if candidate `c` takes `weight` (as a confirm keyword when
+        `confirm`); nothing is kept."""
+        state = self._state
+        old, new = (state.weights[c], state.confirm[c]), (weight, confirm)
+        if old == new:
             return 0.0
         agent = self.candidates[c].agent
         change = 0.0
         for m in state.occurrences[c]:
-            scores = state.scores[m]
-            scores[agent] = scores.get(agent, 0) + delta
-            change += self._value(m) - state.values[m]
-            scores[agent] -= delta
+            if self._shift(m, agent, old, new):
+                change += self._value(m) - state.values[m]
+                self._shift(m, agent, old, new, -1)
         return change
 
-    def set(self, c: int, weight: int) -> None:
-        """Give candidate `c` its new weight and update the affected messages."""
+    def set(self, c: int, weight: int, confirm: bool = False) -> None:
+        """Give candidate `c` its new weight (a confirm keyword when `confirm`) and update the
+        affected messages."""
         state = self._state
-        delta = weight - state.weights[c]
+        old, new = (state.weights[c], state.confirm[c]), (weight, confirm)
         agent = self.candidates[c].agent
-        state.weights[c] = weight
+        state.weights[c], state.confirm[c] = new
         for m in state.occurrences[c]:
-            scores = state.scores[m]
-            scores[agent] = scores.get(agent, 0) + delta
-            state.values[m] = self._value(m)
+            if self._shift(m, agent, old, new):
+                state.values[m] = self._value(m)
 
     def select(self, min_gain: float = 2.0, passes: int = 2) -> None:
         """Coordinate ascent (module docstring); stops early when a pass changes nothing."""
         order = sorted(range(len(self.candidates)),
                        key=lambda c: (-self.candidates[c].messages, self.candidates[c].term, self.candidates[c].agent))
+        state = self._state
         for _ in range(passes):
             changed = False
             for c in order:
-                best_weight, best_gain = self._state.weights[c], 0.0
+                current: Option = (state.weights[c], state.confirm[c])
+                best, best_gain = current, 0.0
                 raise_gain = min_gain
-                if any(self._state.weights[r] for r in self.related[c]):
+                if any(state.weights[r] for r in self.related[c]):
                     raise_gain = max(min_gain, self.overlap_min_gain or 0.0)
-                for weight in self._allowed(c):
-                    gain = self.gain(c, weight)
-                    needed = raise_gain if weight > self._state.weights[c] else 1e-9
+                for option in self._allowed(c):
+                    gain = self.gain(c, *option)
+                    needed = raise_gain if self._rank(option) > self._rank(current) else 1e-9
                     if gain >= needed and gain > best_gain:
-                        best_weight, best_gain = weight, gain
-                if best_weight != self._state.weights[c]:
-                    self.set(c, best_weight)
+                        best, best_gain = option, gain
+                if best != current:
+                    self.set(c, *best)
                     changed = True
             if not changed:
                 break
 
-    def _allowed(self, c: int) -> tuple[int, ...]:
+    def _rank(self, option: Option) -> int:
+        """off < weak < confirm < strong (raising one needs `min_gain`)."""
+        weight, confirm = option
+        if weight == 0:
+            return 0
+        if weight < self.rules.strong_weight:
+            return 1
+        return 2 if confirm else 3
+
+    def _allowed(self, c: int) -> tuple[Option, ...]:
         weights = self._state.weights
         if self.overlap_min_gain is None and any(weights[r] for r in self.related[c]):
-            return (0,)
-        strong = (self.rules.strong_weight,) if self.candidates[c].strong_ok else ()
-        return (0, self.rules.weak_weight, *strong)
+            return ((0, False),)
+        options: tuple[Option, ...] = ((0, False), (self.rules.weak_weight, False))
+        if self.candidates[c].strong_ok:
+            options += ((self.rules.strong_weight, False),)
+            if self.confirm_role:
+                options += ((self.rules.strong_weight, True),)
+        return options
 
     def gate_effect(self, c: int) -> float:
         """The total lost if candidate `c` alone were turned off (0 for an off candidate)."""

@@ -9,7 +9,7 @@ measured once per change of method (every run in docs/eval/results.md).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,3 +51,23 @@ class LearnSettings:
     """Gate check: coordinate-ascent passes."""
     prior_messages: float = 100.0
     """alpha0 of the informative Dirichlet prior (scoring), in messages."""
+    llm_judge: bool = False
+    """Gate check: the packs will run with an LLM classifier that gets a message right when asked
+    (a confirmation is a call, not a decision by the same keywords); False: the keyword classifier
+    (asking it is deciding by the same keywords)."""
+    call_cost: float = 0.0
+    """Gate check: what one classifier call costs, in messages (with an LLM: calls are money)."""
+    keyword_switch_cost: float = 0.0
+    """Gate check: what a switch of a live route by keywords alone costs, in messages, right or
+    wrong (what it risks on messages the learning data does not show)."""
+    confirm_role: bool = True
+    """Gate check: a keyword may also be a confirm keyword (`confirm_keywords`: strong, but a
+    decision it leads goes to the classifier, never by keywords alone)."""
+
+    @classmethod
+    def for_classifier(cls, llm: bool) -> LearnSettings:
+        """The shipped settings for packs that run with an LLM classifier (`llm`) or with the
+        keyword classifier alone. With an LLM a call costs half a message (`call_cost`: the rate
+        that kept calls under 8 per 100 in every cross-validation run) and a phrase may count
+        beside a word inside it from 2 messages won (`overlap_min_gain`)."""
+        return replace(cls(), llm_judge=True, call_cost=0.5, overlap_min_gain=2.0) if llm else cls()

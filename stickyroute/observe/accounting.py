@@ -6,6 +6,7 @@ webhook app for what never reaches it: 413, a client gone mid-body, unknown path
     accounting.upstream(agent, seconds, kind)                    once per forward (kind None: a reply came)
     accounting.rejected(channel, status, reason)                 413 / 400 / 404 answered by the app
     accounting.admin(channel, conversation, agent, action, now, explicit)   an operator's change
+    accounting.released(channel, digest, agent, then, now)       an agent's accepted `done` (issue #22)
 
 An entry is (envelope or None, decision, status): each routed item of the body with the status of
 the reply its part got; a request decided as a whole (handshake, 401, non-POST, unparsed,
@@ -36,6 +37,7 @@ from stickyroute.core.route import ConversationKey
 from stickyroute.observe.metrics import Metrics, status_class
 from stickyroute.observe.ring import DecisionRing
 from stickyroute.observe.series import Series
+from stickyroute.routing.decision import RELEASED
 from stickyroute.routing.engine import Decision
 from stickyroute.routing.envelope import Envelope
 
@@ -137,6 +139,22 @@ class Accounting:
                                 "reason": "admin", "action": action}
         if explicit is not None:
             line["explicit"] = explicit
+        log.info("%s", _ENCODE(line))
+        line["time"] = now
+        self.ring.add(line)
+        return line
+
+
+    def released(self, channel: str, digest: str, agent: str, then: str | None, now: float) -> dict[str, Any]:
+        """An agent's `done` released the conversation of key `digest` (32 hex; logged as its
+        first 12, like every line): logged like a decision with reason `released` (`then`: the
+        agent it was handed to, when named), counted, kept in the ring. Returns the line's dict."""
+        self.metrics.decisions(channel, RELEASED).inc()
+        bucket = self.series.bucket(now)
+        bucket.decisions[RELEASED] = bucket.decisions.get(RELEASED, 0) + 1
+        line: dict[str, Any] = {"channel": channel, "conversation": digest[:12], "agent": agent, "reason": RELEASED}
+        if then is not None:
+            line["then"] = then
         log.info("%s", _ENCODE(line))
         line["time"] = now
         self.ring.add(line)

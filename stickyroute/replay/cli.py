@@ -3,14 +3,16 @@
     stickyroute replay CORPUS.jsonl --agents AGENTS.toml [--config CONFIG] [--strategy NAME|all]
         [--classifier oracle|noisy:P|keywords|groq] [--seed N] [--gap-s 30]
         [--format table|json] [--sweep] [--plot FILE.png] [--limit N] [--rules DIR [--rules-only]]
-        [--agent-hints P,R] [--hints-mode off|divergence|confirm]
+        [--agent-hints P,R] [--hints-mode off|divergence|confirm] [--agent-done P,R] [--non-sticky A,B]
     stickyroute replay RECORDING.jsonl --config NEW [--baseline OLD] [--classifier keywords|groq]
 
 The file's first line decides the mode: a recording (`serve --record`) has a header or "body".
 Corpus rows: the two baselines, the four strategies with the seed settings, `recommended`
 (RECOMMENDED below) and, with --config, `config` (its first Telegram channel's routing).
 `--agent-hints P,R` adds simulated agents that say "not mine" (issue #12, `runner.play`);
-`--hints-mode` sets every row's `auto_route_agent_hints`.
+`--hints-mode` sets every row's `auto_route_agent_hints`. `--agent-done P,R` adds simulated
+agents that say `done` at the end of their gold segments (issue #22); `--non-sticky A,B` marks
+those agents `sticky = false` (detours) without editing the agents file.
 """
 
 from __future__ import annotations
@@ -73,17 +75,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "on another agent's turns with recall R (seeded by --seed)")
     parser.add_argument("--hints-mode", choices=tuple(h.value for h in AgentHints),
                         help="auto_route_agent_hints for every row (default: each row's own, confirm unless set)")
+    parser.add_argument("--agent-done", metavar="P,R",
+                        help="simulated agents say done at the end of their gold segment with recall R, and falsely "
+                             "after any other turn with probability P (seeded by --seed)")
+    parser.add_argument("--non-sticky", metavar="A,B",
+                        help="mark these agents sticky = false (detours: the route stays with the previous agent)")
 
 
-def parse_rates(text: str) -> tuple[float, float]:
-    """`P,R` -> (P, R), both in [0, 1]; ValueError naming the option otherwise."""
+def parse_rates(text: str, option: str = "--agent-hints") -> tuple[float, float]:
+    """`P,R` -> (P, R), both in [0, 1]; ValueError naming `option` otherwise."""
     parts = text.split(",")
     try:
         rates = tuple(float(p) for p in parts)
     except ValueError:
         rates = ()
     if len(rates) != 2 or not all(0.0 <= r <= 1.0 for r in rates):
-        raise ValueError(f"--agent-hints: expected P,R with both between 0 and 1, got {text!r}")
+        raise ValueError(f"{option}: expected P,R with both between 0 and 1, got {text!r}")
     return rates[0], rates[1]
 
 
@@ -174,7 +181,9 @@ def _run(args: argparse.Namespace) -> int:
         print("replay: --rules-only needs --rules DIR", file=sys.stderr)
         return 2
     conversations = load_corpus(args.file, args.limit)
-    agents = load_agents(args.agents, ExtraPacks(args.rules, args.rules_only) if args.rules else None)
+    detours = frozenset(n.strip() for n in (args.non_sticky or "").split(",") if n.strip())
+    extra = ExtraPacks(args.rules, args.rules_only, detours) if args.rules or detours else None
+    agents = load_agents(args.agents, extra)
     judge = args.classifier or "oracle"
     config_settings = _first_telegram_routing(_load_config(args.config)) if args.config else None
     if args.sweep:
@@ -189,7 +198,9 @@ def _run(args: argparse.Namespace) -> int:
         named = [(n, replace(s, agent_hints=AgentHints(args.hints_mode))) for n, s in named]
     try:
         rates = parse_rates(args.agent_hints) if args.agent_hints else None
-        rows += [evaluate(name, conversations, agents, s, judge, args.seed, args.gap_s, rates) for name, s in named]
+        done = parse_rates(args.agent_done, "--agent-done") if args.agent_done else None
+        rows += [evaluate(name, conversations, agents, s, judge, args.seed, args.gap_s, rates, done)
+                 for name, s in named]
     except (ValueError, ConfigError) as exc:
         print(f"replay: {exc}", file=sys.stderr)
         return 2
@@ -197,6 +208,8 @@ def _run(args: argparse.Namespace) -> int:
         print(json.dumps([r.as_dict() for r in rows], indent=2))
     else:
         hints = f", agent hints P,R = {args.agent_hints}" if args.agent_hints else ""
+        hints += f", agent done P,R = {args.agent_done}" if args.agent_done else ""
+        hints += f", non-sticky {', '.join(sorted(detours))}" if detours else ""
         print(f"{args.file}: {len(conversations)} conversations, classifier {judge}{hints}")
         print(format_table(rows))
     return 0

@@ -32,6 +32,8 @@ class Turn:
     gold: str
     general: bool = False
     domains: tuple[str, ...] = ()
+    intent: str | None = None
+    """CLINC150's fine-grained intent (None elsewhere): `learn --split intent` splits by it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,7 +48,7 @@ def parse_conversation(line: str) -> Conversation:
     """One JSONL line -> Conversation (KeyError/ValueError on a malformed line)."""
     doc = json.loads(line)
     turns = tuple(
-        Turn(t["text"], t["gold"], bool(t.get("general", False)), tuple(t.get("domains") or ()))
+        Turn(t["text"], t["gold"], bool(t.get("general", False)), tuple(t.get("domains") or ()), t.get("intent"))
         for t in doc["turns"]
     )
     return Conversation(str(doc["id"]), turns)

@@ -1,7 +1,8 @@
 """`stickyroute explain`: why the engine routes one message the way it does, step by step.
 
     stickyroute explain --config C --channel telegram --text "..." \\
-        [--current AGENT --candidate AGENT --counter N] [--hint "not-mine[; suggest=AGENT]" | --handoff]
+        [--current AGENT --candidate AGENT --counter N]
+        [--hint "not-mine[; suggest=AGENT]" | --hint "done[; then=AGENT]" | --handoff | --held]
 
 Prints every agent's raw keyword score, the sticky bonus on the current agent, the threshold
 comparison of the top scorer, the divergence counter before and after, and the decision with
@@ -11,7 +12,10 @@ nothing here re-implements the rules. When the engine asks the classifier, the t
 outcomes are printed instead of calling one. `--hint` gives the current agent's pending
 "not mine" (the `X-Stickyroute-Hint` syntax) and `--handoff` says the current agent was just
 handed the conversation (issue #12): each is applied to the synthetic route with
-`routing.signals.apply_signal` first, so an ignored one says why.
+`routing.signals.apply_signal` first, so an ignored one says why. Issue #22: `--hint done`
+shows the release (the message is then decided as a session's first one, or goes to `then`);
+`--held` says the current agent is a human desk that holds the conversation; a decision (or a
+classifier answer) that lands on a non-sticky agent is shown as a detour.
 """
 
 from __future__ import annotations
@@ -22,10 +26,11 @@ import sys
 from stickyroute.channels import lists_agents
 from stickyroute.config.model import Config
 from stickyroute.core.route import Route
+from stickyroute.routing.decision import DETOUR
 from stickyroute.routing.engine import Decision, NeedsClassification, NeedsPermit, Purpose, decide
 from stickyroute.routing.envelope import Envelope, MessageKind
 from stickyroute.routing.rules import ChannelRules, build_rules
-from stickyroute.routing.signals import Ignored, Signal, SignalKind, apply_signal
+from stickyroute.routing.signals import Ignored, Released, Signal, SignalKind, apply_signal
 
 NOW = 1_700_000_000.0
 SENDER = "1"
@@ -35,24 +40,31 @@ Outcome = Decision | NeedsClassification | NeedsPermit
 
 
 def explain(config: Config, channel_name: str, text: str, current: str | None = None,
-            candidate: str | None = None, counter: int = 0, now: float = NOW, hint: Signal | None = None) -> str:
+            candidate: str | None = None, counter: int = 0, now: float = NOW, hint: Signal | None = None,
+            held: bool = False) -> str:
     """The explanation as text (lines joined by newlines). Raises KeyError for an unknown channel."""
-    return "\n".join(explain_outcome(config, channel_name, text, current, candidate, counter, now, hint)[0])
+    return "\n".join(explain_outcome(config, channel_name, text, current, candidate, counter, now, hint, held)[0])
 
 
 def explain_outcome(config: Config, channel_name: str, text: str, current: str | None = None,
-                    candidate: str | None = None, counter: int = 0, now: float = NOW, hint: Signal | None = None
-                    ) -> tuple[list[str], Outcome]:
+                    candidate: str | None = None, counter: int = 0, now: float = NOW, hint: Signal | None = None,
+                    held: bool = False) -> tuple[list[str], Outcome]:
     """The explanation's lines and the engine's outcome (the admin API shows both); `hint` is a
     signal of the current agent applied to the route first (a handoff: from another agent to the
-    current one). Raises KeyError for an unknown channel."""
+    current one); `held`: the current agent, a human desk, holds the conversation (it was handed,
+    switched or pinned to it). Raises KeyError for an unknown channel."""
     channel = config.channels[channel_name]
     rules = build_rules(config, channel, lists_agents=lists_agents(channel.type))
     settings = rules.settings
-    route = None
+    route: Route | None = None
     signal_lines: list[str] = []
     if current is not None:
-        route = Route(current, chosen_at=now - 60.0, last_active=now - 60.0, candidate=candidate, counter=counter)
+        hold = rules.hold_for(current) if held else None
+        route = Route(current, chosen_at=now - 60.0, last_active=now - 60.0, candidate=candidate, counter=counter,
+                      hold_s=hold)
+        if held:
+            signal_lines = [f"held: {current} is a human desk holding the conversation for {hold / 60:g} minutes of "
+                            "inactivity" if hold is not None else f"held: ignored ({current} is not a human desk)"]
         if hint is not None:
             route, signal_lines = _signalled(route, hint, rules, now)
     envelope = Envelope(channel_name, MessageKind.TEXT, delivery_id="1", sender_id=SENDER, chat_id=SENDER, text=text)
@@ -83,20 +95,39 @@ def explain_outcome(config: Config, channel_name: str, text: str, current: str |
         lines.append(f"top effective score: {leader} {top}; raw {scores.get(top_agent, 0)} {verdict} threshold"
                      f" {settings.confidence_threshold}")
     lines += _outcome_lines(outcome, route, settings.explicit_switches_per_minute)
+    lines += _detour_lines(outcome, route, rules)
     return lines, outcome
 
 
-def _signalled(route: Route, hint: Signal, rules: ChannelRules, now: float) -> tuple[Route, list[str]]:
-    """The route after the agent's signal, and what it did (a handoff comes from a previous agent)."""
+def _detour_lines(outcome: Outcome, route: Route | None, rules: ChannelRules) -> list[str]:
+    """What a detour does: the agent answers, the route stays (issue #22)."""
+    if isinstance(outcome, Decision) and outcome.reason == DETOUR:
+        stays = f"the route stays with {route.agent}" if route is not None else "no route is cached"
+        return [f"detour: {outcome.agent} is not sticky: it answers this message, {stays}"]
+    if isinstance(outcome, NeedsClassification) and rules.detours:
+        stays = f"the route stays with {route.agent}" if route is not None else "nothing is cached"
+        return [f"  a non-sticky agent ({', '.join(sorted(rules.detours))}): it answers, {stays} (detour)"]
+    return []
+
+
+def _signalled(route: Route, hint: Signal, rules: ChannelRules, now: float) -> tuple[Route | None, list[str]]:
+    """The route after the agent's signal (None: released), and what it did (a handoff comes from
+    a previous agent)."""
     before = route
     if hint.kind is SignalKind.HANDOFF:
         hint = Signal(SignalKind.HANDOFF, "(previous agent)", route.agent)
         before = Route(hint.sender, route.chosen_at, route.last_active)
     result = apply_signal(hint, before, None, rules, now - 30.0)
-    suggest = f" (suggest {hint.target})" if hint.target and hint.kind is SignalKind.NOT_MINE else ""
-    what = f"{hint.kind.value}{suggest}"
+    extra = f" (suggest {hint.target})" if hint.target and hint.kind is SignalKind.NOT_MINE else ""
+    extra = f"; then {hint.target}" if hint.target and hint.kind is SignalKind.DONE else extra
+    what = f"{hint.kind.value}{extra}"
     if isinstance(result, Ignored):
         return route, [f"agent signal: {what}: ignored ({result.why})"]
+    if isinstance(result, Released):
+        if result.route is None:
+            return None, [f"agent signal: {what}: the route is released: the message is decided as the first of a "
+                          "session (the release is logged with reason released)"]
+        return result.route, [f"agent signal: {what}: released and handed to {result.route.agent} (reason handoff)"]
     if hint.kind is SignalKind.HANDOFF:
         return result, [f"agent signal: handoff to {route.agent}: the next message goes there (reason handoff)"]
     return result, [f"agent signal: {what}: pending ({rules.settings.agent_hints.value})"]
@@ -106,7 +137,8 @@ def _route_text(route: Route | None) -> str:
     if route is None:
         return "none (first message of a session)"
     pending = f", candidate {route.candidate} counter {route.counter}" if route.candidate else ", no pending divergence"
-    return f"{route.agent}{pending}"
+    held = ", held by a human desk" if route.hold_s is not None else ""
+    return f"{route.agent}{pending}{held}"
 
 
 def _counter_text(before: Route | None, after: Route | None) -> str:
@@ -155,6 +187,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     given = parser.add_mutually_exclusive_group()
     given.add_argument("--hint", help='the current agent\'s pending hint: "not-mine" or "not-mine; suggest=AGENT"')
     given.add_argument("--handoff", action="store_true", help="the current agent was just handed the conversation")
+    given.add_argument("--held", action="store_true",
+                       help="the current agent is a human desk holding the conversation (handed, switched or pinned)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -171,8 +205,8 @@ def run(args: argparse.Namespace) -> int:
             print(f"explain: no agent {agent!r} in {args.config}", file=sys.stderr)
             return 2
     hint: Signal | None = None
-    if (args.hint or args.handoff) and args.current is None:
-        print("explain: --hint and --handoff need --current AGENT", file=sys.stderr)
+    if (args.hint or args.handoff or args.held) and args.current is None:
+        print("explain: --hint, --handoff and --held need --current AGENT", file=sys.stderr)
         return 2
     if args.handoff:
         hint = Signal(SignalKind.HANDOFF, args.current, args.current)
@@ -182,5 +216,6 @@ def run(args: argparse.Namespace) -> int:
             print(f"explain: --hint: {parsed}", file=sys.stderr)
             return 2
         hint = parsed
-    print(explain(config, args.channel, args.text, args.current, args.candidate, args.counter, hint=hint))
+    print(explain(config, args.channel, args.text, args.current, args.candidate, args.counter, hint=hint,
+                  held=args.held))
     return 0

@@ -21,4 +21,4 @@ def offline_router(config: Config, classifier: Classifier) -> Router:
 
 def keyword_classifier(config: Config) -> KeywordClassifier:
     """The keyword classifier the server builds for `config` (global scorer and threshold)."""
-    return KeywordClassifier(global_scorer(config).scores, config.routing.confidence_threshold)
+    return KeywordClassifier(global_scorer(config).decisive, config.routing.confidence_threshold)

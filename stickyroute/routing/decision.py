@@ -10,6 +10,13 @@ from dataclasses import dataclass
 from stickyroute.classifier.base import Classification
 from stickyroute.core.route import ConversationKey, Route
 
+DETOUR = "detour"
+"""Reason: keywords or the classifier chose a non-sticky agent; it answers, the route stays."""
+HELD = "held"
+"""Reason: a human desk holds the conversation; nothing but the user's explicit switch moves it."""
+RELEASED = "released"
+"""Reason of the log line of an agent's `done`: the route was released (or handed on)."""
+
 
 @dataclass(frozen=True, slots=True)
 class Conversation:
@@ -64,7 +71,9 @@ class NeedsClassification:
 
     `route` is the current live route (None for FIRST) with the divergence counter already
     updated; `candidate` is the agent the keywords (or an agent's hint) pointed to (CONFIRM, HINT);
-    `hinted` when an agent's hint counted toward this divergence (a switch is reason `agent_hint`).
+    `hinted` when an agent's hint counted toward this divergence (a switch is reason `agent_hint`);
+    `detour_route` is the route to keep when the answer is a non-sticky agent (a detour: the
+    divergence counter as it was before this message; None: `route`).
     """
 
     purpose: Purpose
@@ -74,6 +83,7 @@ class NeedsClassification:
     scores: Mapping[str, int]
     candidate: str | None = None
     hinted: bool = False
+    detour_route: Route | None = None
 
 
 @dataclass(frozen=True, slots=True)

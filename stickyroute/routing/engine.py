@@ -8,6 +8,12 @@ No I/O, no clock: `now` is seconds on the caller's clock. The semantics are issu
 (allow-lists: issue #11) and every branch names its reason (see README "Decision reasons").
 A `Decision` says whether it `switched` the conversation to another agent: a live route moved
 elsewhere, or an explicit switch (or `/agent auto`) away from where the conversation was.
+
+Issue #22's rules: a message that keywords or the classifier send to a non-sticky agent
+(`rules.detours`) goes there with reason `detour` while the route stays as it was (its divergence
+counter untouched; `sticky_ttl` restarts the previous agent's window); a route a human desk holds
+(`Route.held`, `rules.desks`) takes every text message (reason `held`) until the user switches
+explicitly; an explicit switch to a desk starts its hold.
 """
 
 from __future__ import annotations
@@ -18,7 +24,7 @@ from collections.abc import Mapping
 from stickyroute.classifier.base import Classification, Outcome
 from stickyroute.config.model import AgentHints, RoutingSettings, Strategy
 from stickyroute.core.route import Route
-from stickyroute.routing.decision import Conversation, Decision, NeedsClassification, NeedsPermit, Purpose
+from stickyroute.routing.decision import DETOUR, HELD, Conversation, Decision, NeedsClassification, NeedsPermit, Purpose
 from stickyroute.routing.envelope import Envelope, MessageKind
 from stickyroute.routing.explicit import ExplicitKind, parse_explicit
 from stickyroute.routing.keywords import top_agent
@@ -82,7 +88,8 @@ def decide(envelope: Envelope, route: Route | None, rules: ChannelRules, now: fl
     text = envelope.text
     explicit = parse_explicit(text, rules.names, rules.bot_username, rules.choosable)
     if explicit.kind is ExplicitKind.SWITCH:
-        new = Route(explicit.agent or default, chosen_at=now, last_active=now, explicit=True)
+        chosen = explicit.agent or default
+        new = Route(chosen, chosen_at=now, last_active=now, explicit=True, hold_s=rules.hold_for(chosen))
         return NeedsPermit(Decision(new.agent, "explicit", store=new, switched=new.agent != current),
                            Decision(current, "explicit_limited", store=touched))
     if explicit.kind is ExplicitKind.AUTO:
@@ -99,6 +106,8 @@ def decide(envelope: Envelope, route: Route | None, rules: ChannelRules, now: fl
         return Decision(default, "default")
     if is_acknowledgement(text, rules.acknowledgements):
         return Decision(current, "ack")
+    if route is not None and route.held(now) and route.agent in rules.desks:  # a human desk holds it
+        return Decision(current, HELD, store=route.touched(now).holding(rules.hold_for(route.agent)))
     if explicit.kind is ExplicitKind.UNKNOWN or is_short(text, settings.short_message_chars):
         return Decision(current, "short" if explicit.kind is ExplicitKind.NONE else _stay_reason(route), store=touched)
 
@@ -134,7 +143,10 @@ def _first_message(text: str, rules: ChannelRules, now: float) -> Decision | Nee
     scores = rules.scorer.scores(text) if margin is not None else {}
     if margin is not None:
         best, top, second = top_agent(scores)
-        if best is not None and top >= settings.confidence_threshold and top - second >= margin:
+        if (best is not None and top >= settings.confidence_threshold and top - second >= margin
+                and _decisive(text, rules, best, None, margin)):
+            if best in rules.detours:  # answered by the detour agent, nothing cached
+                return Decision(best, DETOUR, scores=scores)
             new = Route(best, chosen_at=now, last_active=now)
             return Decision(best, "keywords", store=new, scores=scores)
     return NeedsClassification(Purpose.FIRST, text, None, None, scores)
@@ -151,7 +163,9 @@ def _heuristic(text: str, route: Route, rules: ChannelRules, now: float) -> Deci
     best, top, second = top_agent(effective)
     diverging = best is not None and best != current and scores.get(best, 0) >= settings.confidence_threshold
     switch = settings.keyword_switch_margin
-    if diverging and switch is not None and top - second >= switch:
+    if diverging and switch is not None and top - second >= switch and _decisive(text, rules, best, current, switch):
+        if best in rules.detours:  # a detour: the route and its counter stay as they were
+            return Decision(best, DETOUR, store=route.touched(now), scores=scores)
         new = Route(best or current, chosen_at=now, last_active=now)
         return Decision(new.agent, "keywords", store=new, scores=scores, switched=True)
     hinted = hint_divergence(route, scores, best, diverging, settings, now)
@@ -165,17 +179,32 @@ def _heuristic(text: str, route: Route, rules: ChannelRules, now: float) -> Deci
         early = settings.early_confirm_margin
         strong = diverging and early is not None and top - (own + settings.sticky_bonus) >= early
         if counter >= settings.divergence_count or strong:
+            kept = route.hinted(None).touched(now)  # a detour leaves the counter as it was (the hint is spent)
             return NeedsClassification(Purpose.CONFIRM, text, current, pending, scores, candidate=candidate,
-                                       hinted=hinted is not None)
+                                       hinted=hinted is not None, detour_route=kept)
         return Decision(current, "divergence_pending", store=pending, scores=scores)
     tied_with_current = best is None and own + settings.sticky_bonus == top
     if settings.contest_confirm and tied_with_current and _contested(scores, current, top, settings):
         reset = route.diverging(now, None, 0)
-        return NeedsClassification(Purpose.CONFIRM, text, current, reset, scores)
+        return NeedsClassification(Purpose.CONFIRM, text, current, reset, scores, detour_route=route.touched(now))
     if own > 0:
         agreed = route.diverging(now, None, 0)
         return Decision(current, "agreement", store=agreed, scores=scores)
     return Decision(current, "neutral", store=route.touched(now), scores=scores)
+
+
+def _decisive(text: str, rules: ChannelRules, best: str | None, current: str | None, margin: int) -> bool:
+    """True when `best`, the keywords' winner by `margin`, wins by it without `confirm_keywords`
+    too (issue #22: they may ask the classifier, never decide alone); `current` gets the sticky
+    bonus. Always true when no agent has confirm keywords."""
+    if not rules.scorer.confirming:
+        return True
+    decisive = rules.scorer.decisive(text)
+    if current is not None:
+        decisive[current] = decisive.get(current, 0) + rules.settings.sticky_bonus
+    winner, top, second = top_agent(decisive)
+    own = 0 if best is None else decisive.get(best, 0)
+    return winner == best and own >= rules.settings.confidence_threshold and top - second >= margin
 
 
 def _contested(scores: Mapping[str, int], current: str, top: int, settings: RoutingSettings) -> bool:
@@ -197,6 +226,8 @@ def conclude(need: NeedsClassification, answer: Classification, rules: ChannelRu
     if need.purpose is Purpose.FIRST:
         if failed is not None:
             return Decision(default, failed, scores=scores, classification=answer)
+        if chosen in rules.detours:  # answered by the detour agent, nothing cached
+            return Decision(chosen, DETOUR, scores=scores, classification=answer)
         agent = chosen or default
         new = Route(agent, chosen_at=now, last_active=now)
         reason = "classified" if chosen else "classified_default"
@@ -206,6 +237,10 @@ def conclude(need: NeedsClassification, answer: Classification, rules: ChannelRu
     if need.purpose is Purpose.RECLASSIFY:
         if failed is not None:
             return Decision(route.agent, failed, store=route.touched(now), classification=answer)
+        if chosen is not None and chosen != route.agent and chosen in rules.detours:
+            again = Route(route.agent, now, now, route.explicit, route.candidate, route.counter, route.reason,
+                          None, None, route.hold_s)  # the previous agent's TTL window starts again
+            return Decision(chosen, DETOUR, store=again, classification=answer)
         agent = chosen or default
         new = Route(agent, chosen_at=now, last_active=now)
         return Decision(agent, "reclassified" if chosen else "classified_default", store=new, classification=answer,
@@ -216,6 +251,9 @@ def conclude(need: NeedsClassification, answer: Classification, rules: ChannelRu
     if chosen is None or chosen == route.agent:
         rejected = "hint_rejected" if need.purpose is Purpose.HINT else "llm_rejected"
         return Decision(route.agent, rejected, store=reset, scores=scores, classification=answer)
+    if chosen in rules.detours:
+        kept = need.detour_route if need.detour_route is not None else route
+        return Decision(chosen, DETOUR, store=kept, scores=scores, classification=answer)
     new = Route(chosen, chosen_at=now, last_active=now)
     confirmed = "agent_hint" if need.hinted else "llm_confirmed"
     return Decision(chosen, confirmed, store=new, scores=scores, classification=answer, switched=True)

@@ -11,6 +11,11 @@ broken where a script without spaces starts or ends (Unicode UAX #29: "用docker
 the word "docker"). A keyword listed twice for one agent (any spelling that folds to the same
 words, or in both lists) counts once, at its higher weight.
 
+`confirm_keywords` (issue #22) score `strong_weight` points too, but never decide alone: `scores`
+counts them (divergence, agreement, the classifier's view), `decisive` does not (what the engine
+reads for a decision made by keywords alone: a first message's winner, a switch by margin). A
+keyword also in an agent's strong or weak list is one of those instead.
+
 The message is tokenised once (`\\w+` on the casefolded text); the tokens that start a keyword
 are found by one set intersection and phrases are checked from their first token, so scoring
 costs O(tokens), not O(keywords).
@@ -76,6 +81,7 @@ class AgentKeywords:
     agent: str
     keywords: Sequence[str] = ()
     weak_keywords: Sequence[str] = ()
+    confirm_keywords: Sequence[str] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,8 +92,18 @@ class _Entry:
     rest: tuple[str, ...]  # tokens after the first one (empty for single words)
 
 
+@dataclass(slots=True)
+class _Index:
+    """Keyword entries by first token, plus the substring keywords of scripts without spaces."""
+
+    by_first: dict[str, list[_Entry]]
+    substrings: list[tuple[int, str, str, int]]
+    firsts: frozenset[str] = frozenset()
+
+
 class KeywordScorer:
-    """Scores text against agents' keywords: `scores(text) -> {agent: points}`.
+    """Scores text against agents' keywords: `scores(text) -> {agent: points}`, and
+    `decisive(text)`: the same without `confirm_keywords` (what keywords alone may decide on).
 
     Agents without any match are absent from the result (their score is 0). Raises nothing;
     keywords that contain no word character are ignored.
@@ -99,8 +115,8 @@ class KeywordScorer:
         strong_weight: int = 6,
         weak_weight: int = 1,
     ) -> None:
-        self._by_first: dict[str, list[_Entry]] = {}
-        self._substrings: list[tuple[int, str, str, int]] = []
+        decisive = _Index({}, [])
+        confirm = _Index({}, [])
         self.agents: tuple[str, ...] = ()
         names = []
         next_id = 0
@@ -113,35 +129,55 @@ class KeywordScorer:
                 form = keyword_form(keyword)
                 if form:
                     distinct[form] = max(points, distinct.get(form, points))
-            for form, points in distinct.items():
-                if isinstance(form, str):
-                    self._substrings.append((next_id, form, agent.agent, points))
-                else:
-                    entry = _Entry(next_id, agent.agent, points, form[1:])
-                    self._by_first.setdefault(form[0], []).append(entry)
-                next_id += 1
+            confirming = {form: strong_weight for form in map(keyword_form, agent.confirm_keywords)
+                          if form and form not in distinct}
+            for index, forms in ((decisive, distinct), (confirm, confirming)):
+                for form, points in forms.items():
+                    if isinstance(form, str):
+                        index.substrings.append((next_id, form, agent.agent, points))
+                    else:
+                        index.by_first.setdefault(form[0], []).append(_Entry(next_id, agent.agent, points, form[1:]))
+                    next_id += 1
         self.agents = tuple(names)
-        self._firsts = frozenset(self._by_first)
+        decisive.firsts = frozenset(decisive.by_first)
+        self._decisive = decisive
+        if confirm.by_first or confirm.substrings:
+            merged = {token: [*decisive.by_first.get(token, ()), *entries]
+                      for token, entries in confirm.by_first.items()}
+            self._all = _Index({**decisive.by_first, **merged}, decisive.substrings + confirm.substrings)
+            self._all.firsts = frozenset(self._all.by_first)
+        else:
+            self._all = decisive
+        self.confirming = self._all is not decisive
+        """True when some agent has `confirm_keywords` (`decisive` differs from `scores`)."""
 
     def scores(self, text: str) -> dict[str, int]:
         """Raw keyword score per agent for `text` (points; agents with 0 omitted)."""
-        folded = fold(text)
-        tokens = words(folded)
-        seen: set[int] = set()
-        result: dict[str, int] = {}
-        hits = self._firsts.intersection(tokens)  # the tokens that start a keyword, each once
-        ordered = sorted(hits, key=tokens.index) if len(hits) > 1 else hits  # message order
-        for token in ordered:
-            for entry in self._by_first[token]:
-                if entry.keyword_id in seen or (entry.rest and not _phrase_at(tokens, token, entry.rest)):
-                    continue
-                seen.add(entry.keyword_id)
-                result[entry.agent] = result.get(entry.agent, 0) + entry.points
-        for keyword_id, needle, agent, points in self._substrings:
-            if needle in folded and keyword_id not in seen:
-                seen.add(keyword_id)
-                result[agent] = result.get(agent, 0) + points
-        return result
+        return _score(self._all, text)
+
+    def decisive(self, text: str) -> dict[str, int]:
+        """`scores` without `confirm_keywords`: what keywords alone may decide on."""
+        return _score(self._decisive, text) if self.confirming else _score(self._all, text)
+
+
+def _score(index: _Index, text: str) -> dict[str, int]:
+    folded = fold(text)
+    tokens = words(folded)
+    seen: set[int] = set()
+    result: dict[str, int] = {}
+    hits = index.firsts.intersection(tokens)  # the tokens that start a keyword, each once
+    ordered = sorted(hits, key=tokens.index) if len(hits) > 1 else hits  # message order
+    for token in ordered:
+        for entry in index.by_first[token]:
+            if entry.keyword_id in seen or (entry.rest and not _phrase_at(tokens, token, entry.rest)):
+                continue
+            seen.add(entry.keyword_id)
+            result[entry.agent] = result.get(entry.agent, 0) + entry.points
+    for keyword_id, needle, agent, points in index.substrings:
+        if needle in folded and keyword_id not in seen:
+            seen.add(keyword_id)
+            result[agent] = result.get(agent, 0) + points
+    return result
 
 
 def _phrase_at(tokens: list[str], first: str, rest: tuple[str, ...]) -> bool:

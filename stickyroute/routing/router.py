@@ -14,9 +14,10 @@ conversations run in parallel. The router writes no log line: the request's acco
 (`stickyroute.observe`), once the request is answered.
 
 A Layer-2 decision carries its `Conversation` (key and route version after it); `signal` applies
-an agent's hint or handoff to that conversation (`signals.apply_signal`, written with
-`ConversationState.swap` when no decision holds it; retried while one does, at most the
-classifier's `timeout_s`).
+an agent's hint, handoff or `done` to that conversation (`signals.apply_signal`, written with
+`ConversationState.swap` when no decision holds it, a released route swapped for none; retried
+while one does, at most the classifier's `timeout_s`). A detour (issue #22) keeps the route it
+stores as it was: the router stamps the reason only on a route another decision chose.
 """
 
 from __future__ import annotations
@@ -27,11 +28,12 @@ from collections.abc import Mapping
 from stickyroute.classifier.base import Candidate, Classification, ClassificationRequest, Classifier
 from stickyroute.config.model import Config
 from stickyroute.core.route import ConversationKey, Route
+from stickyroute.routing.decision import DETOUR
 from stickyroute.routing.engine import Conversation, Decision, NeedsClassification, NeedsPermit, busy, conclude, decide
 from stickyroute.routing.envelope import Envelope
 from stickyroute.routing.layer1 import Layer1
 from stickyroute.routing.rules import ChannelRules
-from stickyroute.routing.signals import Ignored, Signal, apply_signal
+from stickyroute.routing.signals import Ignored, Released, Signal, apply_signal
 from stickyroute.state.base import ConversationState, LeaseTimeout
 from stickyroute.state.budget import MemorySwitchBudget, SwitchBudget
 
@@ -97,24 +99,26 @@ class Router:
             raise
         text = envelope.text if self._remember_texts else None
         store = outcome.store
-        if store is not None and store.reason is None:  # a route just chosen: remember why
+        if store is not None and store.reason is None and outcome.reason != DETOUR:  # a route just chosen: why
             store = store.because(outcome.reason)
         await self.state.commit(lease, now, store=store, forget=outcome.forget, text=text)
         after = None if outcome.forget else (store if store is not None else lease.route)
         return outcome.about(Conversation(key, after.chosen_at if after is not None else None))
 
     async def signal(self, channel: str, digest: str, version: float | None, signal: Signal, now: float
-                     ) -> Route | Ignored:
+                     ) -> Route | Released | Ignored:
         """Apply an agent's `signal` to the conversation of `channel` whose key digest is `digest`
-        (its route `version`, None: any): the route written, or why it was ignored (`busy` when
-        decisions kept holding the conversation). KeyError for an unknown channel."""
+        (its route `version`, None: any): the route written, the release of a `done`, or why it
+        was ignored (`busy` when decisions kept holding the conversation). KeyError for an
+        unknown channel."""
         rules = self._rules[channel]
         for _attempt in range(self._signal_attempts):
             route = await self.state.find(channel, digest, now)
             result = apply_signal(signal, route, version, rules, now)
             if isinstance(result, Ignored) or route is None:
                 return result
-            if await self.state.swap(channel, digest, route, result, now):
+            new = result.route if isinstance(result, Released) else result
+            if await self.state.swap(channel, digest, route, new, now):
                 return result
             await asyncio.sleep(SIGNAL_RETRY_S)
         return Ignored("busy: decisions kept holding the conversation")

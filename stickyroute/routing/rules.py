@@ -17,8 +17,9 @@ Layer 2 (keywords, the classifier, `/agent`, `@name`) chooses only those that ar
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
-from dataclasses import dataclass
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
 
 from stickyroute.config.model import Channel, ChannelType, Config, RoutingSettings
 from stickyroute.routing.explicit import AgentNames
@@ -49,6 +50,16 @@ class ChannelRules:
     choosable: frozenset[str] | None = None
     """`agents` as a set: what an explicit switch may name (others: `explicit_denied`); None:
     every agent."""
+    detours: frozenset[str] = frozenset()
+    """Non-sticky agents (`sticky = false`): what keywords or the classifier send them is a
+    detour (issue #22): answered there, the route stays where it was."""
+    desks: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
+    """Human desks (`human = true`) and their hold in seconds of inactivity (issue #22)."""
+
+    def hold_for(self, agent: str) -> float | None:
+        """The hold (seconds) a route to `agent` gets when handed, switched or pinned to it: its
+        desk's `hold_s`, None for an agent that is not a human desk."""
+        return self.desks.get(agent)
 
 
 def layer2_agents(config: Config, channel: Channel) -> tuple[str, ...]:
@@ -61,7 +72,7 @@ def keyword_scorer(config: Config, settings: RoutingSettings, agents: Collection
     """The keyword gate over the agents of `config` (only `agents` when given), with
     `settings`' strong/weak weights."""
     return KeywordScorer(
-        (AgentKeywords(a.name, a.keywords, a.weak_keywords) for a in config.agents.values()
+        (AgentKeywords(a.name, a.keywords, a.weak_keywords, a.confirm_keywords) for a in config.agents.values()
          if agents is None or a.name in agents),
         strong_weight=settings.strong_weight,
         weak_weight=settings.weak_weight,
@@ -89,6 +100,8 @@ def build_rules(config: Config, channel: Channel, *, lists_agents: bool) -> Chan
         lists_agents=lists_agents,
         reachable=frozenset(channel.agents if channel.agents is not None else config.agents),
         choosable=frozenset(agents),
+        detours=frozenset(a.name for a in config.agents.values() if not a.sticky),
+        desks=MappingProxyType({a.name: a.hold_s for a in config.agents.values() if a.human}),
     )
 
 

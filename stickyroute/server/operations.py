@@ -2,7 +2,8 @@
 
 Conversations are read and written through the state backend (memory or Redis, the same calls);
 a pin or a reset holds the conversation's lease like a decision does, so it never interleaves
-with one, and is logged as a decision line with reason `admin`.
+with one, and is logged as a decision line with reason `admin`. A pin to a human desk starts the
+desk's hold (issue #22); a reset ends any hold. Each route shows whether a desk holds it.
 """
 
 from __future__ import annotations
@@ -82,13 +83,21 @@ class Operations:
             raise ApiError(404, "not found", f"no channel {name!r} in the running config (channels: {known})")
         return channel
 
-    def _route_json(self, channel: Channel, hashed: str, route: Route) -> Json:
+    def _held(self, route: Route, now: float) -> bool:
+        """A human desk of the running config holds `route` at `now`."""
+        desk = self.service.config.agents.get(route.agent)
+        return desk is not None and desk.human and route.held(now)
+
+    def _route_json(self, channel: Channel, hashed: str, route: Route, now: float) -> Json:
+        held = self._held(route, now)
         return {"conversation": hashed, "channel": channel.name, "agent": route.agent, "reason": route.reason,
                 "explicit": route.explicit, "counter": route.counter, "candidate": route.candidate,
                 "chosen_at": route.chosen_at, "last_active": route.last_active,
-                "expires_at": route.last_active + channel.routing.ttl_s}
+                "expires_at": route.expires_at(channel.routing.ttl_s), "held": held,
+                "held_until": route.last_active + route.hold_s if held and route.hold_s is not None else None}
 
-    async def conversations(self, channel: str | None, agent: str | None, limit: int) -> list[Json]:
+    async def conversations(self, channel: str | None, agent: str | None, limit: int,
+                            held: bool | None = None) -> list[Json]:
         config = self.service.config
         if agent is not None and agent not in config.agents:
             raise ApiError(404, "not found", f"no agent {agent!r} in the running config")
@@ -96,10 +105,11 @@ class Operations:
         now = self.service.clock()
         found: list[tuple[Channel, str, Route]] = []
         for one in channels:
-            found += [(one, h, r) for h, r in await self.service.conversations.scan(one.name, now, agent=agent,
-                                                                                   limit=limit)]
+            routes = await self.service.conversations.scan(one.name, now, agent=agent,
+                                                           limit=limit if held is None else None)
+            found += [(one, h, r) for h, r in routes if held is None or self._held(r, now) == held]
         found.sort(key=lambda item: item[2].last_active, reverse=True)
-        return [self._route_json(c, h, r) for c, h, r in found[:limit]]
+        return [self._route_json(c, h, r, now) for c, h, r in found[:limit]]
 
     def _key(self, channel: Channel, chat: str, sender: str, thread: str | None) -> ConversationKey:
         ids = [normalise_id(v) for v in (chat, sender, thread)]
@@ -118,7 +128,7 @@ class Operations:
         if route is None:
             raise ApiError(404, "not found", f"no live route for conversation {key.hashed()}",
                            conversation=key.hashed(), layer1={"agent": layer1.agent, "reason": layer1.reason}, **ids)
-        return {**self._route_json(found, key.hashed(), route), **ids,
+        return {**self._route_json(found, key.hashed(), route, self.service.clock()), **ids,
                 "layer1": {"agent": layer1.agent, "reason": layer1.reason}}
 
     async def pin(self, channel: str, chat: str, sender: str, thread: str | None, agent: str,
@@ -131,11 +141,14 @@ class Operations:
             raise unprocessable(f"agent: {agent!r} is not reachable on channel {found.name} (not in its agents)")
         now = self.service.clock()
         lease = await self._lease(key, now)
-        route = Route(agent, chosen_at=now, last_active=now, explicit=explicit, reason="admin")
+        desk = self.service.config.agents[agent]
+        route = Route(agent, chosen_at=now, last_active=now, explicit=explicit, reason="admin",
+                      hold_s=desk.hold_s if desk.human else None)
         await self.service.conversations.commit(lease, now, store=route)
         line = self.service.accounting.admin(found.name, key.hashed(), agent, "pin", now, explicit)
-        return {"route": self._route_json(found, key.hashed(), route),
-                "previous": self._route_json(found, key.hashed(), lease.route) if lease.route else None, "log": line}
+        return {"route": self._route_json(found, key.hashed(), route, now),
+                "previous": self._route_json(found, key.hashed(), lease.route, now) if lease.route else None,
+                "log": line}
 
     async def reset(self, channel: str, chat: str, sender: str, thread: str | None) -> Json:
         found = self._channel(channel)
@@ -148,7 +161,7 @@ class Operations:
                            conversation=key.hashed())
         await self.service.conversations.commit(lease, now, forget=True)
         line = self.service.accounting.admin(found.name, key.hashed(), None, "reset", now)
-        return {"route": None, "previous": self._route_json(found, key.hashed(), lease.route), "log": line}
+        return {"route": None, "previous": self._route_json(found, key.hashed(), lease.route, now), "log": line}
 
     async def _lease(self, key: ConversationKey, now: float) -> Lease:
         try:

@@ -104,7 +104,7 @@ def build_runtime(config: Config, parts: Parts, loaded_at: float, previous: Runt
     settings are unchanged). Builds, connects nothing: sessions and clients open on first use."""
     scorer = global_scorer(config)
     inner, line = build_classifier(
-        config.classifier, scorer.scores, config.routing.confidence_threshold,
+        config.classifier, scorer.decisive, config.routing.confidence_threshold,
         os.environ if parts.env is None else parts.env, http_client=parts.groq_http_client,
         config_path=config.path, clock=parts.guard_clock,
     )
@@ -119,7 +119,7 @@ def build_runtime(config: Config, parts: Parts, loaded_at: float, previous: Runt
     rules = build_all_rules(config, lists_agents)
     router = Router(config, classifier, parts.state.conversations, rules, parts.state.switches)
     leg = parts.leg or _leg(config, previous)
-    signals = AgentSignals(config, router, _tokens(config, previous))
+    signals = AgentSignals(config, router, _tokens(config, previous), released=parts.accounting.released)
     dispatcher = Dispatcher(config, router, parts.state.deliveries, leg, parts.clock, parts.recorder,
                             accounting=parts.accounting, signals=signals)
     app = create_app(config, dispatcher.handle, rejected=parts.accounting.rejected)

@@ -85,7 +85,8 @@ class ConversationState(Protocol):
 
     async def commit(self, lease: Lease, now: float, *, store: Route | None = None, forget: bool = False,
                      text: str | None = None) -> None:
-        """Apply a decision and release: write `store` (expires `ttl_s` after its `last_active`),
+        """Apply a decision and release: write `store` (expires `ttl_s` after its `last_active`, or
+        at the end of a desk's hold when later: `Route.expires_at`),
         or drop the route when `forget`; remember `text` among the recent texts (when the backend
         keeps any). Neither: the route stays as it is."""
         ...
@@ -111,9 +112,10 @@ class ConversationState(Protocol):
         `digest` (32 hex), or None (no lock, no refresh). For agent signals (issue #12)."""
         ...
 
-    async def swap(self, channel: str, digest: str, expected: Route, new: Route, now: float) -> bool:
-        """Write `new` as that conversation's route when it is still `expected` and no decision
-        holds the conversation; False otherwise (nothing written: read again with `find`)."""
+    async def swap(self, channel: str, digest: str, expected: Route, new: Route | None, now: float) -> bool:
+        """Write `new` as that conversation's route (None: drop the route, an agent's `done`) when
+        it is still `expected` and no decision holds the conversation; False otherwise (nothing
+        written: read again with `find`)."""
         ...
 
     async def count(self, channel: str, now: float) -> int:

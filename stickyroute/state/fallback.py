@@ -117,7 +117,7 @@ class FallbackConversationState:
         return await _either(self.health, lambda: self.shared.find(channel, digest, now),
                              lambda: self.local.find(channel, digest, now))
 
-    async def swap(self, channel: str, digest: str, expected: Route, new: Route, now: float) -> bool:
+    async def swap(self, channel: str, digest: str, expected: Route, new: Route | None, now: float) -> bool:
         return await _either(self.health, lambda: self.shared.swap(channel, digest, expected, new, now),
                              lambda: self.local.swap(channel, digest, expected, new, now))
 

@@ -1,7 +1,8 @@
 """The embedded state backend: one process, bounded cachetools caches, asyncio waiting.
 
 Routes live in one `cachetools.TLRUCache` per channel (at most `max_conversations`, least
-recently used dropped first, each route expiring `ttl_s` after its `last_active`); recent texts in
+recently used dropped first, each route expiring `ttl_s` after its `last_active`, or later while a
+human desk holds it: `Route.expires_at`); recent texts in
 a `TTLCache` per channel; the keys of written routes by `ConversationKey.digest` in an `LRUCache`
 per channel of the same bound (agent signals name a conversation by digest, issue #12). The
 delivery log lives in `stickyroute.state.memory_deliveries` (re-exported here).
@@ -32,10 +33,11 @@ __all__ = ["DELIVERY_TTL_S", "MAX_MEMOS", "MAX_REPLY_BYTES", "MemoryConversation
 
 
 def _idle_expiry(ttl_s: float) -> Callable[[ConversationKey, Route, float], float]:
-    """The TLRUCache time-to-use of a route: `ttl_s` seconds after its `last_active`."""
+    """The TLRUCache time-to-use of a route: `ttl_s` seconds after its `last_active` (a desk's
+    hold: its end when later, `Route.expires_at`)."""
 
     def expires_at(_key: ConversationKey, route: Route, _now: float) -> float:
-        return route.last_active + ttl_s
+        return route.expires_at(ttl_s)
 
     return expires_at
 
@@ -158,7 +160,7 @@ class MemoryConversationState:
         key = self._digests[channel].get(digest)
         return None if key is None else await self.get(key, now)
 
-    async def swap(self, channel: str, digest: str, expected: Route, new: Route, now: float) -> bool:
+    async def swap(self, channel: str, digest: str, expected: Route, new: Route | None, now: float) -> bool:
         key = self._digests[channel].get(digest)
         if key is None or key in self._locks:  # gone, or a decision holds (or awaits) it
             return False
@@ -166,7 +168,10 @@ class MemoryConversationState:
         routes = self._routes[channel]
         if routes.get(key) != expected:
             return False
-        routes[key] = new
+        if new is None:
+            del routes[key]
+        else:
+            routes[key] = new
         return True
 
     async def delete(self, key: ConversationKey, now: float) -> None:

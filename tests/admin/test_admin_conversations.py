@@ -36,10 +36,10 @@ async def test_listing_shows_live_routes_keyed_like_the_decision_log(tmp_path, u
     assert listed == {"count": 2, "conversations": [
         {"conversation": logged[0]["conversation"], "channel": "telegram", "agent": "coder", "reason": "keywords",
          "explicit": False, "counter": 0, "candidate": None, "chosen_at": t0 + 1, "last_active": t0 + 1,
-         "expires_at": t0 + 1 + 1800},
+         "expires_at": t0 + 1 + 1800, "held": False, "held_until": None},
         {"conversation": logged[1]["conversation"], "channel": "telegram", "agent": "billing", "reason": "keywords",
          "explicit": False, "counter": 0, "candidate": None, "chosen_at": t0, "last_active": t0,
-         "expires_at": t0 + 1800}]}
+         "expires_at": t0 + 1800, "held": False, "held_until": None}]}
     assert [c["agent"] for c in billing["conversations"]] == ["billing"]
     assert [c["agent"] for c in newest["conversations"]] == ["coder"]
     assert whatsapp == {"conversations": [], "count": 0}
@@ -50,6 +50,7 @@ async def test_listing_shows_live_routes_keyed_like_the_decision_log(tmp_path, u
     ("?limit=many", 422, 'limit: expected an integer between 1 and 1000, got "many"'),
     ("?channel=slack", 404, "no channel 'slack' in the running config (channels: telegram, whatsapp)"),
     ("?agent=nobody", 404, "no agent 'nobody' in the running config"),
+    ("?held=yes", 422, 'held: expected true or false, got "yes"'),
 ])
 async def test_a_bad_listing_query_says_what_is_wrong(tmp_path, upstreams, query, status, detail) -> None:
     async with Operated(tmp_path, upstreams) as op:

@@ -215,14 +215,14 @@ async def test_a_token_of_another_secret_is_forged(tmp_path, upstreams) -> None:
         pytest.param(b'{"hint": "not-mine"}',
                      "conversation: expected the X-Stickyroute-Conversation token (a non-empty string)",
                      id="no-conversation"),
-        pytest.param(b'{"conversation": "x", "hint": "maybe"}', 'hint: expected one of not-mine, handoff, got "maybe"',
+        pytest.param(b'{"conversation": "x", "hint": "maybe"}', 'hint: expected one of not-mine, handoff, done, got "maybe"',
                      id="unknown-hint"),
         pytest.param(b'{"conversation": "x", "hint": "handoff"}', "agent: is required with hint handoff",
                      id="handoff-without-agent"),
         pytest.param(b'{"conversation": "x", "hint": "not-mine", "agent": 7}', "agent: expected an agent name, got 7",
                      id="agent-not-a-string"),
         pytest.param(b'{"conversation": "x", "hint": "not-mine", "why": "?"}',
-                     "why: unknown key (expected conversation, hint, agent)", id="unknown-key"),
+                     "why: unknown key (expected conversation, hint, agent, then)", id="unknown-key"),
     ],
 )
 async def test_the_api_answers_422_for_a_bad_body(tmp_path, upstreams, body, detail) -> None:

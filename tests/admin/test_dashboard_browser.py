@@ -49,13 +49,16 @@ def browser() -> Iterator[object]:
 
 
 def write_config(path: Path, urls: dict[str, str]) -> Path:
-    """Agents at `urls` (general is the default; coder and billing have keywords), one Telegram
-    channel with sticky_heuristic and the keyword classifier, the admin token."""
+    """Agents at `urls` (general is the default; coder and billing have keywords; `humans` is a
+    human desk), one Telegram channel with sticky_heuristic and the keyword classifier, the admin
+    token."""
     lines = ["[admin]", f"token = {json.dumps(TOKEN)}", "[classifier]", 'provider = "keywords"',
              "[upstream]", "timeout_s = 5.0", "connect_timeout_s = 2.0"]
     for name, url in urls.items():
         lines += [f"[agents.{name}]", f"url = {json.dumps(url)}", f'description = "the {name} agent"',
                   f"keywords = {json.dumps(KEYWORDS.get(name, []))}"]
+        if name == "humans":
+            lines += ["human = true", "hold_minutes = 600"]
     lines += ["[channels.telegram]", f"path = {json.dumps(TG)}", 'default_agent = "general"',
               "[channels.telegram.overrides]", 'auto_route = "sticky_heuristic"', "auto_route_first_message_margin = 0"]
     path.write_text("\n".join(lines) + "\n")
@@ -149,6 +152,26 @@ def test_sign_in_watch_traffic_and_pin_a_conversation(browser, tmp_path) -> None
         page.wait_for_selector("#login:not([hidden])", timeout=WAIT_MS)
         assert page.evaluate("fetch('/v1/status').then((r) => r.status)") == 401
         context.close()
+
+
+def test_conversations_held_by_a_human_desk_are_listed(browser, tmp_path) -> None:
+    with upstream_set("general", "coder", "humans") as ups, \
+            ProxyProcess(write_config(tmp_path / "proxy.toml", {n: u.url for n, u in ups.items()})) as proxy:
+        page = browser.new_page()
+        page.goto(proxy.admin + f"/#token={TOKEN}")
+        page.wait_for_selector("#board:not([hidden])", timeout=WAIT_MS)
+        assert page.inner_text("#held-count") == "0"
+        assert [post(proxy, 1, "/agent humans", 111), post(proxy, 2, "python refactor please", 222),
+                post(proxy, 3, "python stack trace in my refactor", 111)] == [200, 200, 200]
+        page.wait_for_selector("#held-body tr[data-agent=humans]", timeout=WAIT_MS)
+        conversation = page.get_attribute("#held-body tr", "data-conversation")
+        listed = httpx.get(proxy.admin + "/v1/conversations?held=true",
+                           headers={"authorization": f"Bearer {TOKEN}"}, timeout=10.0).json()
+        assert (page.inner_text("#held-count"), len(page.query_selector_all("#held-body tr")),
+                [c["conversation"] for c in listed["conversations"]],
+                [r.header_values(b"x-stickyroute-reason")[0] for r in ups["humans"].requests]) == (
+            "1", 1, [conversation], [b"explicit", b"held"])
+        page.close()
 
 
 def test_a_token_in_the_fragment_signs_in_and_leaves_the_address_bar(browser, tmp_path) -> None:

@@ -29,10 +29,15 @@ SETTINGS = {
 
 
 class _FixedScores:
+    confirming = False
+
     def __init__(self, scores: dict[str, int]) -> None:
         self.fixed = scores
 
     def scores(self, _text: str) -> dict[str, int]:
+        return dict(self.fixed)
+
+    def decisive(self, _text: str) -> dict[str, int]:
         return dict(self.fixed)
 
 

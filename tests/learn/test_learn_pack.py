@@ -62,3 +62,18 @@ def test_written_packs_merge_through_the_config_loader_and_pass_check(tmp_path, 
 
 def test_rendering_is_a_function_of_the_pack() -> None:
     assert [render_pack(p, "x") for p in packs()] == [render_pack(p, "x") for p in packs()]
+
+
+def test_confirm_keywords_are_written_and_load_back(tmp_path) -> None:
+    from dataclasses import replace
+
+    from stickyroute.learn.learner import LearnedPack
+
+    taxi = packs()[1]
+    with_confirm = LearnedPack(taxi.agent, taxi.keywords[1:], taxi.weak_keywords, taxi.dropped, taxi.messages,
+                               (replace(taxi.keywords[0], strength="confirm"),))
+    write_packs([with_confirm], tmp_path, "hand.jsonl")
+    text = (tmp_path / "taxi.toml").read_text()
+    pack = load_rule_pack(tmp_path / "taxi.toml")
+    assert ("# Strong, but never deciding alone" in text, pack.confirm_keywords,
+            taxi.keywords[0].spelling in pack.keywords) == (True, (taxi.keywords[0].spelling,), False)

@@ -73,3 +73,16 @@ def test_an_extra_pack_folder_merges_or_replaces_each_agents_lists(tmp_path) -> 
         ("hotel", ("guesthouse", "hotel"), ("stay",)), ("taxi", ("taxi",), ())]
     assert problems(path, ExtraPacks(str(tmp_path / "nowhere"))) == [
         f'{path}: (rules): no folder "{tmp_path / "nowhere"}"']
+
+
+def test_sticky_and_confirm_keywords_are_read_and_merged_from_a_pack_folder(tmp_path) -> None:
+    write(tmp_path / "learned" / "taxi.toml", 'keywords = ["taxi"]\nconfirm_keywords = ["cab"]\n')
+    path = write(tmp_path / "agents.toml", '[[agents]]\nname = "taxi"\nkeywords = ["taxi"]\nconfirm_keywords = ["car"]'
+                 '\n[[agents]]\nname = "weather"\nsticky = false\n')
+    merged = load_agents_file(path, ExtraPacks(str(tmp_path / "learned")))
+    alone = load_agents_file(path, ExtraPacks(str(tmp_path / "learned"), only=True, non_sticky=frozenset({"taxi"})))
+    assert ([(a.name, a.confirm_keywords, a.sticky) for a in merged],
+            [(a.name, a.confirm_keywords, a.sticky) for a in alone]) == (
+        [("taxi", ("car", "cab"), True), ("weather", (), False)], [("taxi", ("cab",), False), ("weather", (), False)])
+    assert problems(write(tmp_path / "bad.toml", '[[agents]]\nname = "a"\nsticky = "no"\n')) == [
+        f'{tmp_path / "bad.toml"}: agents[0].sticky: expected true or false, got the string "no"']

@@ -59,7 +59,7 @@ def test_a_handoff_shows_the_handoff_reason(capsys, monkeypatch) -> None:
 @pytest.mark.parametrize(
     ("args", "err"),
     [
-        pytest.param(["--hint", "not-mine"], "explain: --hint and --handoff need --current AGENT\n", id="no-current"),
+        pytest.param(["--hint", "not-mine"], "explain: --hint, --handoff and --held need --current AGENT\n", id="no-current"),
         pytest.param(["--current", "hotel", "--hint", "maybe"], "explain: --hint: unknown X-Stickyroute-Hint value "
                      "'maybe'\n", id="bad-hint"),
     ],

@@ -118,7 +118,8 @@ def test_decide_confirm_carries_updated_counter_and_candidate() -> None:
     assert need == NeedsClassification(
         Purpose.CONFIRM, "please refund the invoice", "coder",
         Route("coder", chosen_at=T0, last_active=T0 + MIN, candidate="billing", counter=2), {"billing": 12},
-        candidate="billing")
+        candidate="billing",
+        detour_route=Route("coder", chosen_at=T0, last_active=T0 + MIN, candidate="billing", counter=1))
 
 
 @pytest.mark.parametrize(("text", "expected"), [

@@ -95,12 +95,14 @@ function schedule() {
 // ---- the periodic refresh -----------------------------------------------------------------------
 
 async function refresh() {
-  const [status, series, agents, stats] = await Promise.all([
-    api("GET", "/v1/status"), api("GET", "/v1/series?minutes=15"), api("GET", "/v1/agents"), api("GET", "/v1/stats")]);
+  const [status, series, agents, stats, held] = await Promise.all([
+    api("GET", "/v1/status"), api("GET", "/v1/series?minutes=15"), api("GET", "/v1/agents"), api("GET", "/v1/stats"),
+    api("GET", "/v1/conversations?held=true&limit=50")]);
   showStatus(status.data);
   showSeries(series.data);
   state.agents = agents.data.agents;
   showAgents(state.agents);
+  showHeld(held.data.conversations);
   showClassifier(stats.data.classifier, series.data);
   if (state.demo) {
     const demo = await api("GET", "/v1/demo/agents");
@@ -229,6 +231,14 @@ function showAgents(agents) {
   });
   $("agents-body").replaceChildren(...rows);
   fillAgents();
+}
+
+function showHeld(conversations) {
+  $("held-count").textContent = conversations.length;
+  $("held-body").replaceChildren(...conversations.map((c) =>
+    el("tr", { "data-agent": c.agent, "data-channel": c.channel, "data-conversation": c.conversation },
+      el("td", {}, c.agent), el("td", {}, c.channel), el("td", {}, el("code", {}, c.conversation)),
+      el("td", {}, clock(c.held_until)))));
 }
 
 function showClassifier(classifier, series) {

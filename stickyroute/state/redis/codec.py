@@ -1,10 +1,11 @@
 """Values as Redis stores them: compact, exact, bytes in and bytes out.
 
-    route   hash fields a (agent) c (chosen_at) l (last_active) x ("1" explicit) d (candidate,
+    route   hash fields a (agent) c (chosen_at) l (last_active) x ("1" explicit, "0" not; a
+            human desk's hold follows after ";" as its seconds, "1;86400.0") d (candidate,
             "" for none) n (counter) w (the reason that chose the agent, "" unknown) h (a pending
             agent hint, "" none) g (the hint's agent, "" none);
             floats as `repr` strings, so they round-trip exactly (Lua's tonumber parses the same
-            double for its comparisons)
+            double for its comparisons); no route: nine empty strings (an agent's `done`)
     recent  a JSON array of strings (ASCII-escaped: any Python str, lone surrogates included)
     reply   one JSON line `[status, [[name, value], ...]]` (header bytes as latin-1, lossless),
             a newline, then the body's raw bytes: no base64, exact bytes back
@@ -23,9 +24,15 @@ from stickyroute.reply import Reply
 ROUTE_FIELDS = ("a", "c", "l", "x", "d", "n", "w", "h", "g")
 
 
-def route_args(route: Route) -> list[str]:
-    """The route as the nine values of `ROUTE_FIELDS`, in order."""
-    return [route.agent, repr(route.chosen_at), repr(route.last_active), "1" if route.explicit else "0",
+def route_args(route: Route | None) -> list[str]:
+    """The route as the nine values of `ROUTE_FIELDS`, in order (None: nine empty strings, which
+    `route_from` reads as no route)."""
+    if route is None:
+        return [""] * len(ROUTE_FIELDS)
+    pin = "1" if route.explicit else "0"
+    if route.hold_s is not None:
+        pin += f";{route.hold_s!r}"
+    return [route.agent, repr(route.chosen_at), repr(route.last_active), pin,
             route.candidate or "", str(route.counter), route.reason or "", route.hint or "", route.hint_agent or ""]
 
 
@@ -34,9 +41,11 @@ def route_from(values: Sequence[bytes | None]) -> Route | None:
     agent, chosen_at, last_active, explicit, candidate, counter, reason, hint, hint_agent = values
     if not agent or chosen_at is None or last_active is None:
         return None
-    return Route(agent.decode(), float(chosen_at), float(last_active), explicit == b"1",
+    pin, _sep, hold = (explicit or b"").partition(b";")
+    return Route(agent.decode(), float(chosen_at), float(last_active), pin == b"1",
                  candidate.decode() if candidate else None, int(counter or 0), reason.decode() if reason else None,
-                 hint.decode() if hint else None, hint_agent.decode() if hint_agent else None)
+                 hint.decode() if hint else None, hint_agent.decode() if hint_agent else None,
+                 float(hold) if hold else None)
 
 
 def recent_blob(texts: Sequence[str]) -> bytes:

@@ -13,12 +13,14 @@ so a dead holder frees it). A holder whose lock expired may still write when nob
 and nobody wrote since (the version it read is unchanged); otherwise its commit is dropped and
 logged: a newer state is never overwritten.
 
-Liveness follows the caller's clock like every backend (a route lives while `now < last_active +
-ttl_s`, recent texts while `now < written + ttl_s`); Redis's own expiry (the hash's PEXPIRE, the
-remaining lifetime plus one second) only frees memory, so nothing stays in Redis without an
-expiry. `count`, `scan`, `census` and `prune` SCAN the channel's hashes: O(live conversations),
-for /stats and the admin API, not per request; `scan`'s hashed key is the first 12 hex of the key
-name's digest, so it equals the decision log's `conversation`.
+Liveness follows the caller's clock like every backend (a route lives while `now <
+Route.expires_at(ttl_s)`: `last_active + ttl_s`, or a desk's hold when longer; recent texts while
+`now < written + ttl_s`); Redis's own expiry (the hash's PEXPIRE, the remaining lifetime plus one
+second) only frees memory, so nothing stays in Redis without an expiry. A route an agent's `done`
+released (`swap` to None) is written as nine empty fields: no route. `count`, `scan`, `census`
+and `prune` SCAN the channel's hashes: O(live conversations), for /stats and the admin API, not
+per request; `scan`'s hashed key is the first 12 hex of the key name's digest, so it equals the
+decision log's `conversation`.
 """
 
 from __future__ import annotations
@@ -97,7 +99,7 @@ class RedisConversationState:
             await asyncio.sleep(pause)
             delay = min(delay * 2, POLL_MAX_S)
         route = route_from(values[:9])
-        if route is not None and route.last_active + ttl_s <= now:
+        if route is not None and route.expires_at(ttl_s) <= now:
             route = None
         recent_until = float(values[11]) if values[11] else 0.0
         recent = recent_from(values[10]) if recent_until > now else ()
@@ -124,10 +126,10 @@ class RedisConversationState:
         if forget:
             mode = "f"
         elif store is not None:
-            route_until = store.last_active + ttl_s
+            route_until = store.expires_at(ttl_s)
             mode, fields = ("s", route_args(store)) if route_until > now else ("f", fields)
         elif lease.route is not None:
-            route_until = lease.route.last_active + ttl_s
+            route_until = lease.route.expires_at(ttl_s)
         blob, recent_until = b"", held.recent_until
         if text and self._recent_messages > 0:
             blob, recent_until = recent_blob((*lease.recent, text)[-self._recent_messages:]), now + ttl_s
@@ -145,25 +147,26 @@ class RedisConversationState:
 
     async def get(self, key: ConversationKey, now: float) -> Route | None:
         route = route_from(await self._store.run("get", GET, [self._keys.conversation(key)], []))
-        if route is None or route.last_active + self._limits[key.channel].ttl_s <= now:
+        if route is None or route.expires_at(self._limits[key.channel].ttl_s) <= now:
             return None
         return route
 
     async def find(self, channel: str, digest: str, now: float) -> Route | None:
         route = route_from(await self._store.run("find", GET, [self._keys.conversation_of(channel, digest)], []))
-        if route is None or route.last_active + self._limits[channel].ttl_s <= now:
+        if route is None or route.expires_at(self._limits[channel].ttl_s) <= now:
             return None
         return route
 
-    async def swap(self, channel: str, digest: str, expected: Route, new: Route, now: float) -> bool:
+    async def swap(self, channel: str, digest: str, expected: Route, new: Route | None, now: float) -> bool:
         name = self._keys.conversation_of(channel, digest)
-        keep_ms = math.ceil((new.last_active + self._limits[channel].ttl_s - now) * 1000) + self._store.margin_ms
+        until = now if new is None else new.expires_at(self._limits[channel].ttl_s)  # none: the hash's own life
+        keep_ms = math.ceil((until - now) * 1000) + self._store.margin_ms
         done = await self._store.run("swap", SWAP, [name, name + ":lock"],
                                      [*route_args(expected), *route_args(new), keep_ms])
         return bool(done == 1)
 
     async def put(self, key: ConversationKey, route: Route, now: float) -> None:
-        until = route.last_active + self._limits[key.channel].ttl_s
+        until = route.expires_at(self._limits[key.channel].ttl_s)
         await self._store.run("put", PUT, [self._keys.conversation(key)],
                               [repr(now), *route_args(route), repr(until), self._store.margin_ms])
 
@@ -181,7 +184,7 @@ class RedisConversationState:
         async for name, values in self._store.scan_fields(
                 "scan", self._keys.conversations_pattern(channel), list(ROUTE_FIELDS)):
             route = route_from(values)
-            if route is not None and route.last_active + ttl_s > now:
+            if route is not None and route.expires_at(ttl_s) > now:
                 found.append((name, route))
         return found
 
