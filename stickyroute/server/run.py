@@ -18,12 +18,14 @@ import asyncio
 import logging
 import math
 import signal
-from collections.abc import Callable
 
 import uvicorn
 
+from stickyroute import clock
 from stickyroute.config.model import Config
+from stickyroute.config.overrides import Overrides
 from stickyroute.forwarding.dispatch import RecordHook
+from stickyroute.server.announce import log_started, log_stopped
 from stickyroute.server.demo import DemoAgents
 from stickyroute.server.listener import Listener
 from stickyroute.server.service import Service
@@ -35,27 +37,24 @@ BACKSTOP_S = 10.0
 """After the drain deadline and the 503s, how long uvicorn still waits for connections to close."""
 
 
-async def serve(config: Config, host: str | None = None, port: int | None = None,
-                recorder: RecordHook | None = None, demo: bool = False,
-                adjust: Callable[[Config], Config] | None = None) -> None:
+async def serve(config: Config, recorder: RecordHook | None = None, demo: bool = False,
+                overrides: Overrides | None = None) -> None:
     """Run the webhook listener and the admin listener (and, with `demo`, the demo agents of
     `stickyroute.server.demo`) until SIGTERM or SIGINT; SIGHUP reloads (see the module docstring).
-    `adjust` applies the command-line overrides to every reloaded config."""
-    agents = DemoAgents.for_config(config) if demo else None
-    service = Service(config, recorder=recorder, adjust=adjust, demo=agents)
-    server = config.server
+    `config` is the file's; `overrides` (the command line's) apply to it and to every reload."""
+    running = (overrides or Overrides()).apply(config)
+    agents = DemoAgents.for_config(running) if demo else None
+    service = Service(config, recorder=recorder, overrides=overrides, demo=agents)
+    server = running.server
     public = Listener(uvicorn.Config(
-        service.public_app(), host=host or server.host, port=port or server.port,
+        service.public_app(), host=server.host, port=server.port,
         ssl_certfile=server.ssl_certfile, ssl_keyfile=server.ssl_keyfile,
-        log_level="info", access_log=False, proxy_headers=False, lifespan="on",
-        server_header=False, date_header=False,
+        access_log=False, proxy_headers=False, lifespan="on",
+        server_header=False, date_header=False, log_config=None,
     ))
-    admin = Listener(uvicorn.Config(service.admin_app(), host=config.admin.host, port=config.admin.port,
-                                    log_level="warning", access_log=False, lifespan="off"))
-    if agents is not None:
-        log.info("demo agents: %s", ", ".join(agents.addresses()))
-    log.info("stickyroute: webhooks on %s:%s, admin on %s:%s", public.config.host, public.config.port,
-             admin.config.host, admin.config.port)
+    admin = Listener(uvicorn.Config(service.admin_app(), host=running.admin.host, port=running.admin.port,
+                                    access_log=False, lifespan="off", log_config=None))
+    began = clock.monotonic()
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
     reloads: set[asyncio.Task[object]] = set()
@@ -63,7 +62,12 @@ async def serve(config: Config, host: str | None = None, port: int | None = None
     def on_hup() -> None:
         task = loop.create_task(service.reload())
         reloads.add(task)
-        task.add_done_callback(reloads.discard)
+        task.add_done_callback(_reloaded)
+
+    def _reloaded(task: asyncio.Task[object]) -> None:
+        reloads.discard(task)
+        if not task.cancelled() and task.exception() is not None:  # never "Task exception was never retrieved"
+            log.error("SIGHUP: the reload failed", exc_info=task.exception())
 
     loop.add_signal_handler(signal.SIGHUP, on_hup)
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -72,6 +76,16 @@ async def serve(config: Config, host: str | None = None, port: int | None = None
     admin_task = loop.create_task(admin.serve())
     if agents is not None:
         agents.start()
+
+    async def announce() -> None:
+        await public.up.wait()
+        await admin.up.wait()
+        if agents is not None:
+            log.info("demo agents: %s", ", ".join(agents.addresses()))
+        runtime = service.runtime
+        log_started(runtime.config, runtime.digest, service.overrides.shown(), runtime.classifier_line)
+
+    announcing = loop.create_task(announce())
     try:
         waiter = loop.create_task(stop.wait())
         await asyncio.wait([public_task, waiter], return_when=asyncio.FIRST_COMPLETED)
@@ -82,10 +96,12 @@ async def serve(config: Config, host: str | None = None, port: int | None = None
     finally:
         for sig in (signal.SIGHUP, signal.SIGTERM, signal.SIGINT):
             loop.remove_signal_handler(sig)
+        announcing.cancel()
         admin.should_exit = True
         if agents is not None:
             await agents.stop()
-        await asyncio.gather(public_task, admin_task, return_exceptions=True)
+        await asyncio.gather(public_task, admin_task, announcing, return_exceptions=True)
+        log_stopped(clock.monotonic() - began)
 
 
 async def drain(service: Service, public: uvicorn.Server, task: asyncio.Task[None], again: asyncio.Event) -> None:
