@@ -2,24 +2,43 @@
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
-STAMP := $(VENV)/.installed-stamp
 CONFIG ?= config/proxy.toml
+SERVE_ARGS ?=
+
+# Two installs into one venv, each with its own stamp: the runtime alone (`make run`, `make check`)
+# and the runtime with the test, dev and eval tools (everything else). Both hold one lock
+# ($(VENV).lock, flock) and look at their stamp again once they have it, so targets started
+# together (`make run` and `make test` on a fresh clone) install one after the other, never at once.
+RUNTIME_STAMP := $(VENV)/.stamp-runtime
+TOOLS_STAMP := $(VENV)/.stamp-tools
+LOCK := $(VENV).lock
+TOOLS := .[test,dev,eval]
+define install_into_venv
+	flock $(LOCK) sh -c 'if [ ! "$(1)" -nt pyproject.toml ]; then \
+	  { [ -x "$(PY)" ] || $(PYTHON) -m venv "$(VENV)"; } && \
+	  "$(PY)" -m pip install --quiet --upgrade pip && \
+	  "$(PY)" -m pip install --quiet -e "$(2)" && touch "$(1)"; fi'
+endef
 
 CORPUS ?= eval/corpus
 RESULTS ?= results
 
-.PHONY: install run test lint docs bench bench-icount bench-state bench-learn learn-cv eval eval-hints eval-tasks eval-packs check clean faults soak fuzz
+.PHONY: install install-runtime run test lint docs bench bench-icount bench-state bench-learn learn-cv eval eval-hints eval-tasks eval-packs check clean faults soak fuzz reference
 
-$(STAMP): pyproject.toml
-	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test,eval]'
-	touch $(STAMP)
+$(RUNTIME_STAMP): pyproject.toml
+	$(call install_into_venv,$(RUNTIME_STAMP),.)
 
-install: $(STAMP)
+$(TOOLS_STAMP): pyproject.toml
+	$(call install_into_venv,$(TOOLS_STAMP),$(TOOLS))
 
-run: install
-	$(VENV)/bin/stickyroute serve --config $(CONFIG) --demo-agents
+# the runtime and every tool (tests, lint, eval)
+install: $(TOOLS_STAMP)
+
+# the runtime only: what `pip install stickyroute` gives
+install-runtime: $(RUNTIME_STAMP)
+
+run: install-runtime
+	$(VENV)/bin/stickyroute serve --config $(CONFIG) --demo-agents $(SERVE_ARGS)
 
 test: install lint docs
 	$(PY) -m pytest
@@ -32,8 +51,12 @@ lint: install
 docs: install
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --site-dir site
 
-check: install
+check: install-runtime
 	$(VENV)/bin/stickyroute check $(CONFIG)
+
+# docs/configuration.md and docs/cli.md from the config model and the command line (tests fail when stale)
+reference: install-runtime
+	$(PY) -m stickyroute.cli.reference write
 
 # benchmarks and evaluations print and write under $(RESULTS)/ (ignored): they never rewrite tracked files
 bench: install
@@ -85,4 +108,4 @@ eval-hints: install
 	$(PY) eval/agent_hints.py $(CORPUS) > $(RESULTS)/eval/agent_hints.md && cat $(RESULTS)/eval/agent_hints.md
 
 clean:
-	rm -rf $(VENV) *.egg-info .pytest_cache site
+	rm -rf $(VENV) $(LOCK) *.egg-info .pytest_cache dist build site

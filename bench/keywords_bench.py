@@ -37,10 +37,10 @@ _WORDS = ["invoice", "refund", "payment", "billing", "subscription", "account", 
 
 
 def _pack_vocabulary() -> tuple[list[str], list[str]]:
-    """(strong keywords, distinct words) of the shipped rule packs (rules/*.toml)."""
+    """(strong keywords, distinct words) of the shipped rule packs (stickyroute/rules/*.toml)."""
     phrases: list[str] = []
     words: set[str] = set(_WORDS)
-    for pack in sorted((ROOT / "rules").glob("*.toml")):
+    for pack in sorted((ROOT / "stickyroute" / "rules").glob("*.toml")):
         data = tomllib.loads(pack.read_text(encoding="utf-8"))
         for key in ("keywords", "weak_keywords"):
             for k in data.get(key, []):

@@ -36,7 +36,7 @@ if os.environ.get("SHIPPED") == "1":
     doc = tomlkit.parse(shipped.read_text())
     for agent in doc["agents"].values():
         agent["url"] = upstream
-        if "rules" in agent:  # relative to the shipped file
+        if "rules" in agent and not str(agent["rules"]).startswith("builtin:"):  # a path: relative to the shipped file
             agent["rules"] = str((shipped.parent / str(agent["rules"])).resolve())
     doc["server"]["port"] = int(port)
     doc["admin"]["port"] = int(admin)

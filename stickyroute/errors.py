@@ -3,6 +3,7 @@
     StickyrouteError
     ├── ConfigError              a config file is invalid (carries every problem found)
     ├── UnparsedUpdate           a webhook body we cannot read as a known platform shape
+    ├── WebhookError             `stickyroute webhook`: the platform's API refused or was not reached
     ├── LeaseTimeout             (proxy.state) a conversation stayed held past the caller's wait
     ├── StateUnavailable         (proxy.state) the shared state backend (Redis) failed or was too slow
     ├── UpstreamError            the forwarding leg failed (`kind` names it in the metrics)
@@ -14,6 +15,7 @@
     └── ClassifierError          the intent classifier failed
         ├── ClassifierTimeout        no answer within timeout_s
         ├── ClassifierRateLimited    the provider said 429
+        ├── ClassifierAuthError      the provider refused the API key (401/403)
         ├── ClassifierServerError    the provider said 5xx, or the connection failed
         └── ClassifierUnparseable    the provider answered something we cannot use
 """
@@ -59,6 +61,11 @@ class ConfigError(StickyrouteError):
 
 class UnparsedUpdate(StickyrouteError):
     """A body on a channel path that is not valid JSON or not a known shape of that platform."""
+
+
+class WebhookError(StickyrouteError):
+    """`stickyroute webhook`: the platform's API refused the call or could not be reached (the
+    message says which, never with a credential in it)."""
 
 
 class UpstreamError(StickyrouteError):
@@ -129,6 +136,13 @@ class ClassifierRateLimited(ClassifierError):
     """The provider answered 429."""
 
     kind = "rate_limit"
+
+
+class ClassifierAuthError(ClassifierError):
+    """The provider refused the API key or its permissions (401, 403): a configuration problem,
+    not an outage; retrying will not help until the key is fixed."""
+
+    kind = "auth"
 
 
 class ClassifierServerError(ClassifierError):

@@ -99,11 +99,14 @@ def test_unset_env_variable_is_an_error(tmp_path, capsys, monkeypatch):
         "STICKYROUTE_CHECK_UNSET is not set")
 
 
-def test_check_without_path_is_a_usage_error(capsys):
-    with pytest.raises(SystemExit) as caught:
-        main(["check"])
-    assert caught.value.code == 2
-    assert "the following arguments are required: PATH" in capsys.readouterr().err
+def test_check_without_path_reads_stickyroute_toml_or_says_what_to_do(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert main(["check"]) == 2
+    assert capsys.readouterr().err == ("stickyroute check: no config to check: there is no ./stickyroute.toml here "
+                                       "(`stickyroute init` writes one); or name it: stickyroute check PATH\n")
+    (tmp_path / "stickyroute.toml").write_text(GOOD, encoding="utf-8")
+    assert main(["check"]) == 0
+    assert capsys.readouterr().out == "ok: 1 agent, 1 channel\n"
 
 
 def test_every_command_is_registered(capsys):

@@ -260,9 +260,9 @@ AGENT_CASES = [
                "channel-urls-not-a-table"),
     agent_case('url = "http://h"\nrules = 5',
                ["agents.coder.rules: expected a string, got the integer 5"], "rules-type"),
-    agent_case('url = "http://h"\nrules = "rules/nope.toml"',
-               ["agents.coder.rules: rules/nope.toml: cannot read file: "
-                "No such file or directory"], "rules-missing-file"),
+    agent_case('url = "http://h"\nrules = "builtin:nope"',
+               ['agents.coder.rules: builtin:nope: no rule pack "nope" ships with stickyroute (builtin: billing, '
+                'coder, debugger, devops, researcher, sales, support, travel, writer)'], "rules-unknown-builtin"),
 ]
 AGENT_CASES += [
     pytest.param(
@@ -334,3 +334,11 @@ def test_problems_name_the_file_as_given(tmp_path, monkeypatch):
     assert caught.value.problems == [
         ConfigProblem("proxy.toml", "server.port", "must be between 1 and 65535, got 0")]
     assert str(caught.value) == "proxy.toml: server.port: must be between 1 and 65535, got 0"
+
+
+def test_a_missing_rules_file_names_the_resolved_path_it_tried(tmp_path):
+    text = AGENTS.replace('keywords = ["pull request"]', 'rules = "../rules/nope.toml"') + TELEGRAM
+    (tmp_path / "config").mkdir()
+    assert errors(tmp_path / "config", text) == [
+        "agents.coder.rules: ../rules/nope.toml: cannot read file: No such file or directory "
+        f"(looked for {tmp_path / 'rules' / 'nope.toml'})"]

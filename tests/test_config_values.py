@@ -24,6 +24,7 @@ from stickyroute.config import (
     load_config,
     load_rule_pack,
 )
+from stickyroute.config.rulepack import shipped_packs
 
 REPO = Path(__file__).resolve().parent.parent
 MINIMAL = """
@@ -36,7 +37,7 @@ default_agent = "support"
 
 
 def load(tmp_path: Path, text: str, files: dict[str, str] | None = None,
-         name: str = "proxy.toml"):
+         name: str = "proxy.toml", env: dict[str, str] | None = None):
     for rel, content in (files or {}).items():
         target = tmp_path / rel
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -44,7 +45,7 @@ def load(tmp_path: Path, text: str, files: dict[str, str] | None = None,
     path = tmp_path / name
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
-    return load_config(path, env={})
+    return load_config(path, env=env or {})
 
 
 def test_minimal_config_uses_code_defaults(tmp_path):
@@ -113,7 +114,7 @@ max_tokens = 4
 calls_per_minute = 30
 breaker_failures = 3
 breaker_cooldown_s = 10
-""")
+""", env={"MY_GROQ_KEY": "gsk_test"})  # groq needs its key in the environment
     assert config.classifier == ClassifierSettings(
         provider="groq", model="llama-3.3-70b-versatile", timeout_s=1.0,
         api_key_env="MY_GROQ_KEY", base_url="http://127.0.0.1:8000/openai/v1",
@@ -313,6 +314,17 @@ def test_load_config_logs_warnings(tmp_path, caplog):
         "no secret configured: anyone who knows the URL can post updates"]
 
 
+def test_builtin_rule_packs_are_found_from_any_folder(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    copied = tmp_path / "anywhere" / "proxy.toml"
+    copied.parent.mkdir()
+    copied.write_text((REPO / "config" / "proxy.toml").read_text(encoding="utf-8"), encoding="utf-8")
+    config = load_config(copied, env={})
+    assert config.agents["coder"].keywords == load_rule_pack(REPO / "stickyroute" / "rules" / "coder.toml").keywords
+    assert shipped_packs() == ("billing", "coder", "debugger", "devops", "researcher", "sales", "support", "travel",
+                               "writer")
+
+
 # ---- the shipped config/proxy.toml ----------------------------------------------------------
 
 
@@ -341,7 +353,7 @@ def test_shipped_config_agents(shipped):
     }
     packs = {"coder": "coder", "support": "support", "ops": "devops", "writer": "writer"}
     for name, pack in packs.items():
-        pack_keywords = load_rule_pack(REPO / "rules" / f"{pack}.toml").keywords
+        pack_keywords = load_rule_pack(REPO / "stickyroute" / "rules" / f"{pack}.toml").keywords
         assert set(pack_keywords) <= set(shipped.agents[name].keywords), name
     assert shipped.agents["support"].keywords[:3] == ("invoice", "refund", "late fee")
     assert all(agent.description for agent in shipped.agents.values())

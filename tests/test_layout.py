@@ -20,10 +20,11 @@ def _modules() -> dict[str, Path]:
     return out
 
 
-def _top_level_imports(path: Path, known: set[str]) -> set[str]:
-    """Modules of `known` that `path` imports at module level (imports inside functions are lazy)."""
+def _imports(path: Path, known: set[str]) -> set[str]:
+    """Modules of `known` that `path` imports anywhere: at module level, inside functions (lazy
+    imports still tie the modules together) and under `if TYPE_CHECKING:` (a type is a dependency)."""
     found = set()
-    for node in ast.parse(path.read_text()).body:
+    for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.ImportFrom) and node.module:
             found.add(node.module)
             found.update(f"{node.module}.{alias.name}" for alias in node.names)
@@ -52,7 +53,7 @@ def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
 
 
 MODULES = _modules()
-GRAPH = {name: _top_level_imports(path, set(MODULES)) - {name} for name, path in MODULES.items()}
+GRAPH = {name: _imports(path, set(MODULES)) - {name} for name, path in MODULES.items()}
 
 
 @pytest.mark.parametrize("name", sorted(MODULES))
@@ -84,7 +85,7 @@ def test_the_dispatcher_knows_no_platform() -> None:
 @pytest.mark.parametrize("folder", ["forwarding", "channels", "state", "routing"])
 def test_no_httpx_on_the_forwarding_path(folder: str) -> None:
     importers = [name for name, path in MODULES.items()
-                 if name.startswith(f"proxy.{folder}") and "httpx" in _top_level_imports(path, {"httpx"})]
+                 if name.startswith(f"stickyroute.{folder}") and "httpx" in _imports(path, {"httpx"})]
     assert importers == []
 
 
@@ -95,7 +96,29 @@ def test_every_package_face_has_all(package: str) -> None:
     assert "__all__" in names
 
 
-PURE_ENGINE = ["stickyroute.routing.engine", "stickyroute.routing.decision", "stickyroute.routing.signals",
+def test_imports_inside_functions_and_under_type_checking_are_read(tmp_path):
+    source = tmp_path / "sample.py"
+    source.write_text("from typing import TYPE_CHECKING\nimport a.top\nif TYPE_CHECKING:\n    from b.typed import T\n\n"
+                      "def f():\n    from c.lazy import g\n    import d\n    return g, d\n")
+    assert _imports(source, {"a.top", "b.typed", "c.lazy", "d", "e"}) == {"a.top", "b.typed", "c.lazy", "d"}
+
+
+def _reachable(start: str) -> set[str]:
+    seen, todo = set(), [start]
+    while todo:
+        for nxt in GRAPH.get(todo.pop(), ()):
+            if nxt not in seen:
+                seen.add(nxt)
+                todo.append(nxt)
+    return seen
+
+
+@pytest.mark.parametrize("name", sorted(n for n in MODULES if n.startswith("stickyroute.server")))
+def test_the_running_server_never_imports_the_offline_replay_package(name: str) -> None:
+    assert sorted(m for m in _reachable(name) if m.startswith("stickyroute.replay")) == []
+
+
+PURE_ENGINE = ["stickyroute.routing.engine", "stickyroute.routing.explain", "stickyroute.routing.decision", "stickyroute.routing.signals",
                "stickyroute.routing.layer1", "stickyroute.routing.keywords", "stickyroute.routing.explicit",
                "stickyroute.routing.rules", "stickyroute.core.route", "stickyroute.core.delivery"]
 

@@ -10,7 +10,7 @@ from urllib.parse import urlencode
 
 from hypothesis import strategies as st
 
-from bench.fuzzing.strategies import _obj, ids, junk, serialised, texts
+from bench.fuzzing.strategies import _obj, ids, junk, maybe, serialised, texts
 
 __all__ = ["discord_bodies", "line_bodies", "meta_bodies", "slack_bodies"]
 
@@ -18,13 +18,14 @@ SLACK_EVENTS = ("message", "app_mention", "reaction_added", "reaction_removed", 
                 "app_home_opened", "team_join", "assistant_thread_started", "app_uninstalled", "tokens_revoked",
                 "future_kind")
 SLACK_SUBTYPES = ("bot_message", "message_changed", "message_deleted", "message_replied", "thread_broadcast",
-                  "file_share", "channel_join", "me_message", "weird")
+                  "file_share", "channel_join", "me_message", "assistant_app_thread", "weird")
 SLACK_INTERACTIONS = ("block_actions", "block_suggestion", "view_submission", "view_closed", "shortcut",
                       "message_action", "interactive_message", "dialog_submission", "weird")
 SLACK_TEXTS = texts | st.sampled_from(["<@U1> @billing help", "<!subteam^S1|@ops> hi", "<https://x|@coder>",
                                        "&lt;@support&gt;", "<@U1", "<>", "/agent coder"])
 LINE_EVENTS = ("message", "postback", "follow", "unfollow", "join", "leave", "memberJoined", "memberLeft", "unsend",
-               "videoPlayComplete", "beacon", "accountLink", "membership", "activated", "botSuspended", "weird")
+               "videoPlayComplete", "beacon", "accountLink", "membership", "activated", "botSuspended", "messageEdited",
+               "weird")
 META_KEYS = ("message", "message_edit", "postback", "reaction", "read", "delivery", "referral", "optin",
              "pass_thread_control", "app_roles", "weird")
 META_FIELDS = ("messages", "comments", "live_comments", "mentions", "message_reactions", "messaging_seen", "weird")
@@ -111,5 +112,6 @@ def meta_bodies(obj: str) -> st.SearchStrategy[bytes]:
     entries = st.lists(_obj(id=ids, time=ids, messaging=st.lists(meta_items, max_size=3),
                             standby=st.lists(meta_items, max_size=2), changes=st.lists(meta_changes, max_size=2)),
                        max_size=3)
-    return serialised(st.builds(lambda o, e: {"object": o, "entry": e},
-                                st.sampled_from([obj] * 4 + ["page", "instagram", 1]), entries))
+    objects = maybe(st.sampled_from([obj] * 4 + ["page", "instagram", 1]))
+    return serialised(st.builds(lambda o, e: {"entry": e} if o is None else {"object": o, "entry": e},
+                                objects | st.none(), entries))

@@ -145,11 +145,18 @@ def whatsapp_bodies() -> st.SearchStrategy[bytes]:
 
 
 _PAYLOAD_FOLDER = {"instagram": "messenger"}
+_REAL_WORLD_FILE = {"slack": "slack", "discord": "discord", "line": "line", "messenger": "meta", "instagram": "meta"}
 
 
 def _shipped(platform: str) -> list[bytes]:
+    """The shipped samples of `platform` and its real-world shapes (`payloads/realworld/`)."""
     folder = PAYLOADS / _PAYLOAD_FOLDER.get(platform, platform)
-    return [p.read_bytes() for p in sorted(folder.iterdir()) if p.suffix in (".json", ".txt")]
+    bodies = [p.read_bytes() for p in sorted(folder.iterdir()) if p.suffix in (".json", ".txt")]
+    if platform in _REAL_WORLD_FILE:
+        samples = json.loads((PAYLOADS / "realworld" / f"{_REAL_WORLD_FILE[platform]}.json").read_text())
+        bodies += [str(s["form"]).encode() if "form" in s else json.dumps(s["body"], ensure_ascii=False).encode()
+                   for s in samples.values()]
+    return bodies
 
 
 @st.composite

@@ -46,7 +46,7 @@ def write_config(folder: Path, agents: dict[str, str], port: int, admin_port: in
     doc["classifier"]["base_url"] = groq_url  # type: ignore[index]
     for agent, table in doc["agents"].items():  # type: ignore[union-attr]
         table["url"] = agents[agent]
-        if "rules" in table:
+        if "rules" in table and not str(table["rules"]).startswith("builtin:"):  # a shipped pack is found anywhere
             table["rules"] = str((SHIPPED.parent / str(table["rules"])).resolve())
     doc["channels"]["telegram"]["secret_token"] = TELEGRAM_SECRET  # type: ignore[index]
     doc["channels"]["whatsapp"]["app_secret"] = APP_SECRET  # type: ignore[index]

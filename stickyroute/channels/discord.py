@@ -18,7 +18,7 @@ HTTP (they need the Gateway), so every envelope is an interaction a user made.
     4 APPLICATION_COMMAND_AUTOCOMPLETE            BUTTON (`agent`:  the focused option's value
                                                   to the proxy (1))
     5 MODAL_SUBMIT                                BUTTON            custom_id
-    unknown type, or no user                      NO_SENDER         -
+    unknown type, or no user                      NO_SENDER         - (the chat kept for a chat binding)
     Webhook Events: PING (type 0)                 answered by the proxy 204 after the signature
     Webhook Events: an event (type 1, `event`)    NO_SENDER         -
 
@@ -80,10 +80,12 @@ def parse(body: bytes, channel: str) -> tuple[Envelope, ...]:
     doc = _load(body)
     kind = doc.get("type")
     delivery_id = ident(doc.get("id"))
-    if "event" in doc or isinstance(kind, bool) or kind not in (COMMAND, COMPONENT, AUTOCOMPLETE, MODAL):
+    if "event" in doc:
         return (Envelope(channel, MessageKind.NO_SENDER, delivery_id=delivery_id),)
-    user = ident(obj(obj(doc.get("member")).get("user")).get("id")) or ident(obj(doc.get("user")).get("id"))
     chat, thread = _conversation(doc)
+    if isinstance(kind, bool) or kind not in (COMMAND, COMPONENT, AUTOCOMPLETE, MODAL):
+        return (Envelope(channel, MessageKind.NO_SENDER, delivery_id=delivery_id, chat_id=chat, thread_id=thread),)
+    user = ident(obj(obj(doc.get("member")).get("user")).get("id")) or ident(obj(doc.get("user")).get("id"))
     data = obj(doc.get("data"))
     name = string(data.get("name"))
     chat_input = data.get("type", 1) == 1
@@ -111,7 +113,8 @@ def _conversation(doc: dict[str, Any]) -> tuple[str | None, str | None]:
     partial = obj(doc.get("channel"))
     chat = ident(doc.get("channel_id")) or ident(partial.get("id"))
     parent = ident(partial.get("parent_id"))
-    if partial.get("type") in THREAD_TYPES and parent is not None and chat is not None:
+    kind = partial.get("type")
+    if isinstance(kind, int) and kind in THREAD_TYPES and parent is not None and chat is not None:
         return parent, chat
     return chat, None
 

@@ -17,6 +17,7 @@ One envelope per event, `item_path = (index,)`:
                                                               a mention still is)
     message, other types (image, video, audio,  NON_TEXT      -
       file, location, sticker)
+    messageEdited (an edited text message)      EDIT          its new text, mentions removed
     postback                                    BUTTON        postback.data
     follow, unfollow, unsend, join, leave,      USER_EVENT    -
       memberJoined, memberLeft, accountLink,    (NO_SENDER without `source.userId`)
@@ -85,11 +86,12 @@ def _event(event: dict[str, Any], path: ItemPath, channel: str) -> Envelope:
     chat = ident(source.get("groupId")) or ident(source.get("roomId")) or user
     delivery_id = ident(event.get("webhookEventId"))
     text = None
-    if kind == "message":
+    if kind in ("message", "messageEdited"):
         message = obj(event.get("message"))
         if message.get("type") == "text" and isinstance(message.get("text"), str):
             text = without_mentions(message["text"], items(obj(message.get("mention")).get("mentionees")))
-        envelope_kind = MessageKind.TEXT if text else MessageKind.NON_TEXT
+        envelope_kind = MessageKind.EDIT if kind == "messageEdited" else (
+            MessageKind.TEXT if text else MessageKind.NON_TEXT)
     elif kind == "postback":
         envelope_kind, text = MessageKind.BUTTON, string(obj(event.get("postback")).get("data"))
     elif kind in _ACCOUNT_EVENTS or kind is None:

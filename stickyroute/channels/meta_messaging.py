@@ -35,6 +35,9 @@ is one NO_SENDER envelope `(entry,)`; a body without entries one `()`.
     changes: messages, messaging_*,      as the messaging item of the same shape
       message_reactions, message_edit
     changes: comments, live_comments     TEXT          value.from.id   comment:<id>
+      ... written by the account itself  NO_SENDER     -               comment:<id>
+      (from.id is the entry's id: an
+      agent's public reply, never scored)
     changes: other fields (mentions...)  USER_EVENT with a sender, else NO_SENDER; no id
 
 (1) `sender.id` is the page-scoped PSID (Messenger) or Instagram-scoped IGSID; a Chat Plugin guest
@@ -42,8 +45,9 @@ has only `sender.user_ref`, used in its place. The conversation is 1:1: `chat_id
 An item without a person is NO_SENDER (a chat binding cannot exist: the default agent).
 An item without a delivery id (no timestamp) is keyed by its place in the body.
 
-Raises `UnparsedUpdate` for a body that is not JSON, or not an object with `object` "page" or
-"instagram" and an `entry` list. Linear in the body.
+Raises `UnparsedUpdate` for a body that is not JSON, or not an object with an `entry` list and
+`object` "page" or "instagram" (a body without `object`, as howdyai/botkit's tests post, is read
+as Meta's). Linear in the body.
 """
 
 from __future__ import annotations
@@ -76,7 +80,7 @@ def load(body: bytes) -> dict[str, Any]:
         doc = decode(body)
     except (ValueError, RecursionError) as exc:
         raise UnparsedUpdate(f"messenger: body is not valid JSON: {exc}") from exc
-    if not isinstance(doc, dict) or doc.get("object") not in OBJECTS:
+    if not isinstance(doc, dict) or string(doc.get("object", "page")) not in OBJECTS:
         raise UnparsedUpdate("messenger: body is not an object with object 'page' or 'instagram'")
     if not isinstance(doc.get("entry"), list):
         raise UnparsedUpdate("messenger: body has no entry list")
@@ -89,23 +93,27 @@ def parse(body: bytes, channel: str) -> tuple[Envelope, ...]:
     found: list[Envelope] = []
     for e, listed in enumerate(doc["entry"]):
         entry = obj(listed)
+        account = ident(entry.get("id"))
         before = len(found)
         for key, value in entry.items():
             if key in ITEM_LISTS and isinstance(value, list):
                 for i, item in enumerate(value):
-                    found.append(_item(key, obj(item), (e, key, i), channel))
+                    found.append(_item(key, obj(item), (e, key, i), channel, account))
         if len(found) == before:
             found.append(Envelope(channel, MessageKind.NO_SENDER, item_path=(e,)))
     return tuple(found) or (Envelope(channel, MessageKind.NO_SENDER),)
 
 
-def _item(key: str, item: dict[str, Any], path: tuple[int | str, ...], channel: str) -> Envelope:
+def _item(key: str, item: dict[str, Any], path: tuple[int | str, ...], channel: str, account: str | None
+          ) -> Envelope:
     if key != "changes":
         return _messaging(item, path, channel)
     field = string(item.get("field"))
     value = obj(item.get("value"))
     if field in _COMMENTS:
         user = ident(obj(value.get("from")).get("id"))
+        if user is not None and user == account:
+            user = None
         comment = ident(value.get("id"))
         text = string(value.get("text"))
         return _envelope(channel, MessageKind.TEXT if text else MessageKind.NON_TEXT, user, text,

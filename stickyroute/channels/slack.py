@@ -64,7 +64,9 @@ def _challenge(body: bytes) -> str | None:
 
 
 def _is_ssl_check(body: bytes) -> bool:
-    if b"ssl_check" not in body:
+    """A form with `ssl_check=1` and no command or payload; a JSON body never is one (a message
+    whose link carries `&ssl_check=1&` reads as such a form)."""
+    if b"ssl_check" not in body or body.lstrip()[:1] == b"{":
         return False
     try:
         fields = form_fields(body)

@@ -13,11 +13,13 @@ conversation: no thread.
     message, app_mention (none, thread_broadcast,  TEXT if text, user             text (1)
       file_share, me_message)                      else NON_TEXT
     message with bot_id, or subtype bot_message    USER_EVENT   parent_user_id    -
-      (the app's own replies, any bot: never       (NO_SENDER   (in a thread)
-      scored, never a switch)                      without it)
-    message_changed, message_deleted               EDIT         message.user /    new text /
+      or assistant_app_thread (the app's own       (NO_SENDER   (in a thread)
+      replies, any bot: never scored, never a      without it)
+      switch)
+    message_changed, message_deleted (2)           EDIT         message.user /    new text /
                                                                 previous.user     -
       ... of a bot's message                       USER_EVENT   parent_user_id    -
+      ... of another subtype (channel_join...)     USER_EVENT   message.user      -
     message_replied (about its thread's parent)    USER_EVENT   message.user      -
     other subtypes (channel_join,                  USER_EVENT   user              -
       channel_topic, pinned_item...)               (NO_SENDER without one)
@@ -28,10 +30,14 @@ conversation: no thread.
       app_home_opened, team_join, assistant_thread_started, unknown kinds)  user_id (NO_SENDER without)
     outer type app_rate_limited, other outer types NO_SENDER    -                 -
 
+A body with an `event` object and no outer `type` (abbreviated test bodies, RasaHQ/rasa's) is read
+as an `event_callback`.
 (1) `slack_text.plain_text`: `<@U123>` is a Slack user, never an agent name; entities resolved.
+(2) The thread is the new message's `thread_ts` or `ts`, else the previous message's (bolt-python's
+test bodies carry a `message` without `ts`).
 
 Delivery ids: a message or app_mention event is keyed by its message identity
-`<type>:<team or enterprise>:<channel>:<ts or client_msg_id>` (Slack retries keep the `event_id`,
+`<type>:<team, enterprise or the event's team>:<channel>:<ts or client_msg_id>` (Slack retries keep the `event_id`,
 but one message has also been delivered several times with new `event_id`s and no retry header);
 the type keeps an `app_mention` and the `message` copy of the same message apart, so the first
 copy never swallows the mention (platforms.md 6). Other events: `event_id`; `app_rate_limited`:
@@ -49,6 +55,7 @@ from stickyroute.routing.envelope import Envelope, MessageKind
 __all__ = ["parse_events"]
 
 _USER_SUBTYPES = frozenset({"thread_broadcast", "file_share", "me_message"})
+_APP_SUBTYPES = frozenset({"bot_message", "assistant_app_thread"})
 _EDITS = frozenset({"message_changed", "message_deleted"})
 _REACTIONS = frozenset({"reaction_added", "reaction_removed"})
 _LIFECYCLE = frozenset({"app_uninstalled", "tokens_revoked", "grid_migration_started", "grid_migration_finished",
@@ -58,14 +65,15 @@ _LIFECYCLE = frozenset({"app_uninstalled", "tokens_revoked", "grid_migration_sta
 def parse_events(doc: dict[str, Any], channel: str) -> Envelope:
     """The envelope of one decoded Events API body (see the module table)."""
     outer = doc.get("type")
-    tenant = ident(doc.get("team_id")) or ident(doc.get("enterprise_id")) or ident(doc.get("context_team_id")) or ""
+    event = obj(doc.get("event"))
+    tenant = (ident(doc.get("team_id")) or ident(doc.get("enterprise_id")) or ident(doc.get("context_team_id"))
+              or ident(event.get("team")) or "")
     if outer == "app_rate_limited":
         minute = ident(doc.get("minute_rate_limited"))
         return Envelope(channel, MessageKind.NO_SENDER,
                         delivery_id=f"app_rate_limited:{tenant}:{minute}" if minute else None)
     event_id = ident(doc.get("event_id"))
-    event = obj(doc.get("event"))
-    if outer != "event_callback" or not event:
+    if outer not in ("event_callback", None) or not event:
         return Envelope(channel, MessageKind.NO_SENDER, delivery_id=event_id)
     kind = string(event.get("type"))
     if kind in ("message", "app_mention"):
@@ -85,7 +93,7 @@ def _thread(message: dict[str, Any], dm: bool) -> str | None:
 
 
 def _is_bot(message: dict[str, Any]) -> bool:
-    return message.get("subtype") == "bot_message" or bool(message.get("bot_id"))
+    return string(message.get("subtype")) in _APP_SUBTYPES or bool(message.get("bot_id"))
 
 
 def _message(event: dict[str, Any], kind: str, tenant: str, event_id: str | None, channel: str) -> Envelope:
@@ -97,11 +105,14 @@ def _message(event: dict[str, Any], kind: str, tenant: str, event_id: str | None
     message = event
     if subtype in _EDITS or subtype == "message_replied":
         message = obj(event.get("previous_message" if subtype == "message_deleted" else "message"))
-    thread = _thread(message, dm)
+    thread = _thread(message, dm) or _thread(obj(event.get("previous_message")), dm)
     if _is_bot(message) or _is_bot(event):
         person = None if dm else ident(message.get("parent_user_id"))
         return _envelope(channel, MessageKind.USER_EVENT, person, chat, thread, None, delivery_id)
     user = ident(message.get("user"))
+    inner = string(message.get("subtype")) if message is not event else None
+    if inner is not None and inner not in _USER_SUBTYPES:
+        return _envelope(channel, MessageKind.USER_EVENT, user, chat, thread, None, delivery_id)
     if subtype in _EDITS:
         text = string(message.get("text")) if subtype == "message_changed" else None
         return _envelope(channel, MessageKind.EDIT, user, chat, thread, plain_text(text) if text else None,

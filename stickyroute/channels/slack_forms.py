@@ -9,7 +9,7 @@ with `ssl_check=1` is Slack checking the certificate (answered by the proxy's ha
     request                                      kind          sender     chat / thread             text
     block_actions, interactive_message           BUTTON        user.id    channel.id or container   the first action's
                                                                           channel; the message's    value
-                                                                          thread_ts or ts (2)
+                                                                          thread_ts or ts (2) (4)
     message_action (message shortcut)            BUTTON        user.id    channel.id; message (2)   callback_id
     view_submission, view_closed, shortcut,      BUTTON        user.id    the view's conversation   callback_id
       block_suggestion, dialog_* , others known                           (1), else none
@@ -27,6 +27,9 @@ default. (2) In a DM (a `D…` channel) there is no thread, as for messages (`sl
 (3) The proxy answers `/agent` itself (`SlackAdapter.agent_list`), with an ephemeral message: it
 lists the agents, and `/agent <name>` switches the conversation Slack names: the DM, or in a
 channel the sender's slash-command conversation there (Slack sends no thread with a command).
+(4) A legacy `interactive_message` names its message by `original_message` and `message_ts`
+(bolt-python's attachment-action bodies): its thread is `original_message.thread_ts`, else the
+message's own ts, as for `block_actions`.
 
 Delivery ids: `<type>:<trigger_id>` (unique per interaction), else `<type>:<user>:<action_ts>`;
 a slash command `command:<trigger_id>`; else the body's position (identical bodies are one
@@ -94,10 +97,10 @@ def _interaction(doc: dict[str, Any], channel: str) -> Envelope:
     kind = string(doc.get("type"))
     user = ident(obj(doc.get("user")).get("id")) or ident(doc.get("user_id"))
     container = obj(doc.get("container"))
-    message = obj(doc.get("message"))
+    message = obj(doc.get("message")) or obj(doc.get("original_message"))
     chat = ident(obj(doc.get("channel")).get("id")) or ident(container.get("channel_id"))
     thread = (ident(message.get("thread_ts")) or ident(message.get("ts")) or ident(container.get("thread_ts"))
-              or ident(container.get("message_ts")))
+              or ident(container.get("message_ts")) or ident(doc.get("message_ts")))
     if chat is None:
         chat, thread = _view_conversation(doc)
     if _dm(chat):

@@ -38,7 +38,7 @@ class Classification:
     """Result of one classification.
 
     `agent` is a candidate name when `outcome` is AGENT, else None. `error_kind` names the
-    failure (`timeout`, `rate_limit`, `server_error`, `unparseable`) when `outcome` is ERROR.
+    failure (`timeout`, `rate_limit`, `auth`, `server_error`, `unparseable`) when `outcome` is ERROR.
     `latency_s` in seconds; tokens as reported by the provider (0 for the heuristic).
     """
 

@@ -37,6 +37,7 @@ from stickyroute.classifier.base import (
 )
 from stickyroute.config.model import ClassifierSettings
 from stickyroute.errors import (
+    ClassifierAuthError,
     ClassifierError,
     ClassifierRateLimited,
     ClassifierServerError,
@@ -82,9 +83,10 @@ def user_content(text: str, context: tuple[str, ...], context_messages: int) -> 
 def _translate(exc: BaseException) -> ClassifierError:
     """Map a groq SDK (or timeout) exception to the project's ClassifierError, chained.
 
-    The one place that maps provider statuses: 429 -> rate_limit; 5xx and every other error
-    status (400, 401, 403, 404, 409, 422...) -> server_error; timeouts -> timeout; connection
-    failures -> server_error; a response that does not fit the schema -> unparseable.
+    The one place that maps provider statuses: 429 -> rate_limit; 401 and 403 -> auth (the key
+    is refused: see `auth_hint`); 5xx and every other error status (400, 404, 409, 422...) ->
+    server_error; timeouts -> timeout; connection failures -> server_error; a response that does
+    not fit the schema -> unparseable.
     """
     error: ClassifierError
     if isinstance(exc, ClassifierError):
@@ -96,6 +98,8 @@ def _translate(exc: BaseException) -> ClassifierError:
     elif isinstance(exc, groq.APIStatusError):
         if exc.status_code == 429:
             error = ClassifierRateLimited(f"provider said 429: {exc.message}")
+        elif exc.status_code in AUTH_STATUSES:
+            error = ClassifierAuthError(f"provider said {exc.status_code}: {exc.message}")
         else:
             error = ClassifierServerError(f"provider said {exc.status_code}: {exc.message}")
     elif isinstance(exc, (groq.APIConnectionError, httpx.TransportError)):
@@ -104,6 +108,16 @@ def _translate(exc: BaseException) -> ClassifierError:
         error = ClassifierServerError(f"{type(exc).__name__}: {exc}")
     error.__cause__ = exc
     return error
+
+
+AUTH_STATUSES = (401, 403)
+"""Provider statuses that mean the API key (or what it may do) is refused: kind `auth`."""
+
+
+def auth_hint(api_key_env: str) -> str:
+    """What to do when the provider refuses the key (logged with every `auth` failure)."""
+    return (f"check the key in the environment variable {api_key_env} (classifier.api_key_env): the provider "
+            "refused it; until it is fixed every switch that needs the classifier stays on the current route")
 
 
 def _is_config_problem(exc: BaseException) -> bool:
@@ -218,8 +232,10 @@ class GroqClassifier:
             answer = _read_answer(response)
         except (groq.GroqError, TimeoutError, ClassifierError) as exc:
             error = _translate(exc)
-            if _is_config_problem(exc):
-                logger.warning("groq refused the request (check the API key and model): %s", error)
+            if isinstance(error, ClassifierAuthError):
+                logger.warning("groq refused the API key: %s; %s", error, auth_hint(settings.api_key_env))
+            elif _is_config_problem(exc):
+                logger.warning("groq refused the request (check the model and the request): %s", error)
             else:
                 logger.debug("groq classifier failed: %s", error)
             return Classification(

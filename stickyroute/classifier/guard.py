@@ -205,5 +205,5 @@ class GuardedClassifier:
             fields["text"] = request.text
             fields["answer"] = result.raw_answer
         line = " ".join(f"{k}={_ENCODE(v)}" for k, v in fields.items())
-        logger.info("classifier %s", line, extra={"classifier": fields})
+        logger.info("classifier %s", line, extra={"event": "classifier", "fields": fields})
         return result

@@ -6,7 +6,7 @@ views of the same numbers:
 - `snapshot()`: a JSON-able dict for `GET /stats` and `stickyroute stats`, shaped
       {"total": TALLY, "channels": {channel name: TALLY}}
       TALLY = {"calls", "successes", "agent_answers", "none_answers", "answers_unmatched",
-               "failures": {"timeout", "rate_limit", "server_error", "unparseable", ...},
+               "failures": {"timeout", "rate_limit", "auth", "server_error", "unparseable", ...},
                "budget_skips", "open_skips", "prompt_tokens", "completion_tokens",
                "latency_ms": {"count", "sum", "max", "p50", "p99"}}
   `calls` counts provider calls made (skips are not calls); `successes` = agent + none answers;
@@ -33,7 +33,7 @@ from prometheus_client import CollectorRegistry, Counter, Histogram
 
 from stickyroute.classifier.base import Classification, Outcome
 
-FAILURE_KINDS: tuple[str, ...] = ("timeout", "rate_limit", "server_error", "unparseable")
+FAILURE_KINDS: tuple[str, ...] = ("timeout", "rate_limit", "auth", "server_error", "unparseable")
 LATENCY_BUCKETS_S: tuple[float, ...] = (0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 5.0)
 
 

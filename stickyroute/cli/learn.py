@@ -21,8 +21,10 @@ message naming the file on bad input.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 
 from stickyroute.config.model import Agent, Config, RoutingSettings
 from stickyroute.errors import ConfigError
@@ -130,15 +132,22 @@ def _from_recording(args: argparse.Namespace) -> int:
     packs = learn(labelled, seeds_of(config.agents.values()), channel[1], channel[0],
                   LearnSettings.for_classifier(llm), names)
     _report(packs, labelled, write_packs(packs, args.out, f"{args.file} (config {path})"), args)
-    print(f"\nnext: add rules = \"{args.out}/<agent>.toml\" to each [agents.<agent>] of a copy of {path}, then "
-          f"stickyroute replay {args.file} --config COPY (what-if), and reload")
+    print(f"\nnext: {next_step(args.out, path, args.file)}")
     return EXIT_OK
+
+
+def next_step(out: str, config_path: str, recording: str) -> str:
+    """The hint after learning from a recording: the packs' path as a `rules` value, relative to the
+    config's folder (where `rules` paths are resolved), so it loads from a copy next to the config."""
+    folder = Path(config_path).absolute().parent
+    packs = Path(os.path.relpath(Path(out).absolute(), folder)).as_posix()
+    return (f'add rules = "{packs}/<agent>.toml" to each [agents.<agent>] of a copy of {config_path} in the same '
+            f"folder (rules paths are relative to the config file), then stickyroute replay {recording} --config COPY "
+            "(what-if), and reload")
 
 
 def _runs_an_llm(config: Config) -> bool:
     """The config's classifier is Groq (`groq`, or `auto` with the API key in the environment)."""
-    import os
-
     provider = config.classifier.provider
     key = os.environ.get(config.classifier.api_key_env, "").strip()
     return provider == "groq" or (provider == "auto" and bool(key))

@@ -1,7 +1,7 @@
 """`stickyroute` command line: one argparse subcommand per entry of `_COMMANDS`.
 
-    stickyroute check PATH        validate a config: exit 0 (warnings allowed) or 2 (errors)
-    stickyroute serve|stats|replay|explain|learn ...   implemented in their own modules (see below)
+    stickyroute check [PATH]      validate a config: exit 0 (warnings allowed) or 2 (errors)
+    stickyroute init|serve|webhook|stats|replay|explain|learn ...   implemented in their own modules (see below)
 
 A command is a pair `(add_arguments(parser), run(args) -> exit code)`. Commands implemented
 elsewhere live in `_MODULES`: the module (e.g. `stickyroute/cli/serve.py`) defines
@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Callable, Sequence
 
@@ -24,12 +25,16 @@ from stickyroute.errors import ConfigProblem
 AddArguments = Callable[[argparse.ArgumentParser], None]
 Run = Callable[[argparse.Namespace], int]
 
+DEFAULT_CONFIG = "stickyroute.toml"
+"""The config `check` reads without PATH (as `serve` and `webhook` do without --config)."""
 EXIT_OK = 0
+EXIT_CLOSED_PIPE = 1
 EXIT_INVALID = 2
 
 
 def _add_check_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("path", metavar="PATH", help="config file to validate (TOML)")
+    parser.add_argument("path", metavar="PATH", nargs="?", help="config file to validate (TOML; default "
+                        f"./{DEFAULT_CONFIG}, which `stickyroute init` writes)")
 
 
 def _run_check(args: argparse.Namespace) -> int:
@@ -39,7 +44,11 @@ def _run_check(args: argparse.Namespace) -> int:
     With `[state] backend = "redis"`, a Redis that does not answer is a warning (`state.url`)
     with the exact error: the proxy would start on its memory fallback.
     """
-    config, problems = check_config(args.path)
+    if args.path is None and not os.path.isfile(DEFAULT_CONFIG):
+        print(f"stickyroute check: no config to check: there is no ./{DEFAULT_CONFIG} here (`stickyroute init` "
+              "writes one); or name it: stickyroute check PATH", file=sys.stderr)
+        return EXIT_INVALID
+    config, problems = check_config(args.path or DEFAULT_CONFIG)
     if config is not None and config.state.shared and not [p for p in problems if not p.warning]:
         from stickyroute.state.build import probe
 
@@ -69,7 +78,9 @@ _COMMANDS: dict[str, tuple[AddArguments, Run]] = {
 """Commands implemented in this module."""
 
 _MODULES: dict[str, str] = {
-    "serve": "stickyroute.cli.serve",  # serve --config PATH [--host H] [--port P] [--record FILE]
+    "init": "stickyroute.cli.init",  # init [DIR] --channel telegram --channel whatsapp
+    "serve": "stickyroute.cli.serve",  # serve [--config PATH] [--host H] [--port P] [--record FILE]
+    "webhook": "stickyroute.cli.webhook",  # webhook set|info|delete CHANNEL [--url URL]
     "stats": "stickyroute.cli.serve",  # stats: the admin listener's GET /stats
     "replay": "stickyroute.replay.cli",  # replay CORPUS.jsonl --agents ... | replay FILE --config NEW
     "explain": "stickyroute.replay.explain",  # explain --config C --channel telegram --text "..."
@@ -84,6 +95,8 @@ _HELP = {
     "replay": "replay a corpus or recorded traffic through the router",
     "explain": "explain one routing decision",
     "learn": "learn keyword rule packs from a labelled corpus or recorded traffic",
+    "init": "write a starter config and the rule packs it uses",
+    "webhook": "register a channel's webhook with its platform (set, info, delete)",
 }
 
 
@@ -115,10 +128,21 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Run]]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the `stickyroute` console script; returns the exit code."""
-    parser, runs = build_parser()
-    args = parser.parse_args(argv)
-    return runs[args.command](args)
+    """Entry point of the `stickyroute` console script; returns the exit code.
+
+    Output into a pipe whose reader went away (`stickyroute stats | head`) ends the command
+    quietly with exit code 1 (Python docs, signal module, "Note on SIGPIPE"), never a traceback.
+    """
+    try:
+        parser, runs = build_parser()
+        args = parser.parse_args(argv)
+        code = runs[args.command](args)
+        sys.stdout.flush()  # a write error surfaces here, not at interpreter exit
+        return code
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # the interpreter's last flush must not fail again
+        return EXIT_CLOSED_PIPE
 
 
 if __name__ == "__main__":

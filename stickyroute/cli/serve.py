@@ -6,26 +6,30 @@ import argparse
 import asyncio
 import contextlib
 import json
+import logging
 import os
 import socket
 import sys
-from collections.abc import Callable
-from dataclasses import replace
 from typing import Any
 
 import httpx
 
-from stickyroute.config import check_config, load_config
-from stickyroute.config.model import Config
-from stickyroute.errors import ConfigError
+from stickyroute.config import check_config
+from stickyroute.config.choices import LOG_FORMATS, LOG_LEVELS
+from stickyroute.config.overrides import Overrides
 
-DEFAULT_CONFIG = "config/proxy.toml"
+DEFAULT_CONFIG = "stickyroute.toml"
+"""The config `serve` and `stats` look for in the current folder without `--config` (`init` writes it)."""
+DEMO_CONFIG = "config/proxy.toml"
+"""In a clone of the repository: the shipped demo config (`make run`), `stats`' second choice."""
 DEFAULT_ADMIN_URL = "http://127.0.0.1:9090"
+EXIT_OK = 0
+EXIT_INVALID = 2
 
 
 def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of `stickyroute serve`."""
-    parser.add_argument("--config", required=True, help="path of the TOML config")
+    parser.add_argument("--config", help=f"path of the TOML config (default: ./{DEFAULT_CONFIG})")
     parser.add_argument("--host", help="listen address (overrides server.host)")
     parser.add_argument("--port", type=int, help="listen port (overrides server.port)")
     parser.add_argument("--admin-port", type=int, help="admin listener port (overrides admin.port)")
@@ -34,62 +38,69 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
                         help="also start a logging demo agent on every loopback agent URL")
     parser.add_argument("--workers", type=int, default=1, metavar="N",
                         help="worker processes on one port (N > 1 needs [state] backend = \"redis\")")
+    parser.add_argument("--log-format", choices=LOG_FORMATS, help="text or json lines on stderr (overrides "
+                        "server.log_format; default text)")
+    parser.add_argument("--log-level", choices=LOG_LEVELS, help="least severe records written (overrides "
+                        "server.log_level; default info)")
 
 
 def run_serve(args: argparse.Namespace) -> int:
-    """Serve until interrupted; exit 2 on a config error (every problem printed)."""
+    """Serve until interrupted; exit 2 on a config error (every problem printed, no traceback)
+    or without a config to serve (what to do printed)."""
+    path = args.config or _default_config()
+    if path is None:
+        print(NO_CONFIG, file=sys.stderr)
+        return EXIT_INVALID
+    config, problems = check_config(path)
+    errors = [p for p in problems if not p.warning]
+    if config is None or errors:
+        for problem in errors:
+            print(problem, file=sys.stderr)
+        return EXIT_INVALID
+    overrides = Overrides(args.host, args.port, args.admin_port, args.log_format, args.log_level)
+    running = overrides.apply(config)
     from stickyroute.server.logs import configure_logging
 
-    configure_logging()
-    return _serve(args)
-
-
-def _serve(args: argparse.Namespace) -> int:
-    try:
-        config = load_config(args.config)
-    except ConfigError as exc:
-        for problem in exc.problems:
-            print(problem, file=sys.stderr)
-        return 2
-    config = _overrides(args)(config)
+    configure_logging(running.server.log_format, running.server.log_level, supervisor=args.workers > 1)
+    for problem in problems:
+        logging.getLogger("stickyroute.config").warning("config warning: %s", problem)
     refusal = _workers_problem(args, config.state.shared)
     if refusal is not None:
         print(f"{config.path}: {refusal}", file=sys.stderr)
-        return 2
-    busy = _busy_addresses([(args.host or config.server.host, args.port or config.server.port),
-                            (config.admin.host, config.admin.port)])
+        return EXIT_INVALID
+    busy = _busy_addresses([(running.server.host, running.server.port), (running.admin.host, running.admin.port)])
     if busy:
         for host, port in busy:
             print(f"stickyroute serve: cannot listen on {host}:{port}: address already in use "
                   "(another stickyroute? use --port / --admin-port, or change server.port / admin.port)",
                   file=sys.stderr)
-        return 2
+        return EXIT_INVALID
     recorder = None
     if args.record:
-        from stickyroute.replay.recording import Recorder
+        from stickyroute.forwarding.recording import Recorder
 
         recorder = Recorder(args.record, config)
     if args.workers > 1:
         from stickyroute.server.workers import run_workers
 
-        run_workers(config, args.workers, args.host, args.port, args.admin_port, args.record)
-        return 0
+        run_workers(config, args.workers, overrides, args.record)
+        return EXIT_OK
     from stickyroute.server.run import serve
 
     with contextlib.suppress(KeyboardInterrupt):
-        _run(serve(config, args.host, args.port, recorder=recorder, demo=args.demo_agents, adjust=_overrides(args)))
-    return 0
+        _run(serve(config, recorder=recorder, demo=args.demo_agents, overrides=overrides))
+    return EXIT_OK
 
 
-def _overrides(args: argparse.Namespace) -> Callable[[Config], Config]:
-    """The command line's overrides of a loaded config (`--admin-port`), applied again on reload."""
+NO_CONFIG = f"""stickyroute serve: no config to serve: there is no ./{DEFAULT_CONFIG} here. Either
+  stickyroute init                 write a starter ./{DEFAULT_CONFIG} (and the rule packs it uses) in this folder,
+                                   then edit it and run `stickyroute serve` again, or
+  stickyroute serve --config PATH  serve the config at PATH."""
 
-    def adjust(config: Config) -> Config:
-        if args.admin_port:
-            return replace(config, admin=replace(config.admin, port=args.admin_port))
-        return config
 
-    return adjust
+def _default_config() -> str | None:
+    """./stickyroute.toml when it exists, else None."""
+    return DEFAULT_CONFIG if os.path.isfile(DEFAULT_CONFIG) else None
 
 
 def _workers_problem(args: argparse.Namespace, shared_state: bool) -> str | None:
@@ -134,8 +145,8 @@ def _busy_addresses(addresses: list[tuple[str, int]]) -> list[tuple[str, int]]:
 
 def add_stats_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of `stickyroute stats`."""
-    parser.add_argument("--config", help="config whose [admin] listener to ask "
-                        "(default: config/proxy.toml when it exists, else http://127.0.0.1:9090)")
+    parser.add_argument("--config", help="config whose [admin] listener to ask (default: ./stickyroute.toml, else "
+                        "config/proxy.toml, when one exists; else http://127.0.0.1:9090)")
     parser.add_argument("--url", help="admin base URL (overrides the config), e.g. http://127.0.0.1:9090")
     parser.add_argument("--token", help=f"admin token (default: the config's [admin] token, else ${TOKEN_ENV})")
 
@@ -147,7 +158,7 @@ def run_stats(args: argparse.Namespace) -> int:
     """Print the JSON of GET /stats from the admin listener; exit 1 when it cannot be reached."""
     base = args.url
     token = args.token
-    path = args.config or (DEFAULT_CONFIG if os.path.exists(DEFAULT_CONFIG) else None)
+    path = args.config or next((p for p in (DEFAULT_CONFIG, DEMO_CONFIG) if os.path.exists(p)), None)
     if path is not None and (base is None or token is None):
         config, problems = check_config(path)  # quietly: warnings are `check`'s business
         if config is None:

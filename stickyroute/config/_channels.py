@@ -4,7 +4,9 @@ Rules (issue #2 "Config", issue #3 "Configuration"):
 - `type` defaults to the table name when that is a platform (`[channels.telegram]`).
 - `path` / `paths` are exact paths starting with "/", unique across channels; default "/<name>".
 - Platform keys (secrets, `bot_username`) belong to their platform: another platform's key is an
-  error (`stickyroute.config._platform` has the table and each key's form).
+  error (`stickyroute.config._platform` has the table and each key's form). So do the platform API
+  keys of `stickyroute webhook` (`bot_token`; `app_id`, `access_token`), which keep their `${VAR}`s
+  until that command uses them (`stickyroute.config.platform_api`).
 - Routing: code defaults <- `[routing]` <- `overrides`; deadlines: `[upstream]` <- `upstream`.
 - Ids in bindings and thread routes are strings or integers, normalised with
   `stickyroute.config.ids.normalise_id` (`+1555...` -> `1555...`, `-100123` -> `"-100123"`).
@@ -18,16 +20,17 @@ import dataclasses
 from collections.abc import Collection
 
 from stickyroute.config._agents import check_name
-from stickyroute.config._platform import ALL_KEYS, read_platform_keys, read_upstream_override
+from stickyroute.config._platform import ALL_KEYS, NAMES, read_platform_keys, read_upstream_override
 from stickyroute.config._reader import Table, Unresolved, describe, quote
 from stickyroute.config._sections import AUTO_ROUTE_KEYS, ROUTING_KEYS, routing_values
 from stickyroute.config.ids import normalise_id
 from stickyroute.config.model import Binding, Channel, ChannelType, RoutingSettings, ThreadRoute, UpstreamSettings
+from stickyroute.config.platform_api import API_KEYS, API_KEYS_OF, PlatformApi, api_key_problem
 
 _TYPES = tuple(t.value for t in ChannelType)
 CHANNEL_KEYS = (
     "type", "path", "paths", "default_agent", *ALL_KEYS, "overrides", "upstream", "bindings", "thread_routes",
-    "agents",
+    "agents", *API_KEYS,
 )
 
 
@@ -73,7 +76,23 @@ def _read_channel(name: str, table: Table, agent_names: Collection[str], routing
         return None
     return Channel(name=name, type=kind, paths=paths, default_agent=default_agent,
                    routing=routing, bindings=bindings, thread_routes=thread_routes, agents=allowed,
-                   upstream=deadlines, **secrets)
+                   upstream=deadlines, api=_read_api(table, kind), **secrets)
+
+
+def _read_api(table: Table, kind: ChannelType) -> PlatformApi:
+    """`bot_token`, `app_id`, `access_token` as written (`${VAR}` resolved by `stickyroute webhook`):
+    each on its own platforms only, a literal one checked for its shape."""
+    values = {key: table.string(key) for key in API_KEYS}
+    for key, value in values.items():
+        if value is None:
+            continue
+        if key not in API_KEYS_OF.get(kind.value, ()):
+            owners = [NAMES[ChannelType(k)] for k, keys in API_KEYS_OF.items() if key in keys]
+            named = owners[0] if len(owners) == 1 else f"{', '.join(owners[:-1])} and {owners[-1]}"
+            table.error(key, f"not a {kind.value} setting ({named} only)")
+        elif (problem := api_key_problem(key, value)) is not None:
+            table.error(key, problem)
+    return PlatformApi(**values)
 
 
 def _read_allowed(table: Table, agent_names: Collection[str]) -> tuple[str, ...] | None:

@@ -15,7 +15,7 @@ import datetime
 import difflib
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -33,6 +33,8 @@ class Problems:
     def __init__(self, file: str) -> None:
         self.file = file
         self.items: list[ConfigProblem] = []
+        self.keys: dict[str, tuple[str, ...]] = {}  # each table read -> its accepted keys (config reference)
+        self.choices: dict[str, tuple[str, ...]] = {}  # each enumerated key read -> its accepted values
 
     def error(self, key: str, message: str) -> None:
         self.items.append(ConfigProblem(self.file, key, message))
@@ -54,17 +56,19 @@ class Unresolved:
         self.text = text
 
 
-def substitute_env(tree: Any, env: Mapping[str, str], problems: Problems, key: str = "") -> Any:
-    """`tree` with every `${NAME}` in string values replaced from `env`.
+def substitute_env(tree: Any, env: Mapping[str, str], problems: Problems, key: str = "",
+                   later: Callable[[str], bool] = lambda _key: False) -> Any:
+    """`tree` with every `${NAME}` in string values replaced from `env`, except under the dotted
+    keys `later` names (resolved by whoever uses them: the platform API keys).
 
     An unset variable is recorded as `<key>: environment variable NAME is not set` and the
     value becomes `Unresolved`. Keys and non-string values are left alone.
     """
     if isinstance(tree, dict):
-        return {k: substitute_env(v, env, problems, join(key, k)) for k, v in tree.items()}
+        return {k: substitute_env(v, env, problems, join(key, k), later) for k, v in tree.items()}
     if isinstance(tree, list):
-        return [substitute_env(v, env, problems, f"{key}[{i}]") for i, v in enumerate(tree)]
-    if not isinstance(tree, str) or "${" not in tree:
+        return [substitute_env(v, env, problems, f"{key}[{i}]", later) for i, v in enumerate(tree)]
+    if not isinstance(tree, str) or "${" not in tree or later(key):
         return tree
     missing = [name for name in _ENV_REF.findall(tree) if name not in env]
     for name in dict.fromkeys(missing):
@@ -123,6 +127,7 @@ class Table:
     def reject_unknown(self, allowed: Iterable[str]) -> None:
         """Record `unknown key` for every key not in `allowed` (with a close match as a hint)."""
         allowed = list(allowed)
+        self.problems.keys[self.key] = tuple(allowed)
         for key in self.data:
             if key in allowed:
                 continue
@@ -157,6 +162,7 @@ class Table:
     def choice(self, key: str, choices: Iterable[str], default: str | None = None) -> str | None:
         """A string that must be one of `choices` (listed in the message)."""
         choices = list(choices)
+        self.problems.choices[self.sub(key)] = tuple(choices)
         value = self.string(key)
         if value is None:
             return None if key in self.data else default

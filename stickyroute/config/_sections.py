@@ -15,6 +15,7 @@ from typing import Any
 
 from stickyroute.config._reader import Table, quote
 from stickyroute.config._tokens import bearer_token_problem
+from stickyroute.config.choices import CLASSIFIER_PROVIDERS, LOG_FORMATS, LOG_LEVELS
 from stickyroute.config.listeners import AdminSettings, ServerSettings
 from stickyroute.config.model import AgentHints, ClassifierSettings, RoutingSettings, Strategy, UpstreamSettings
 
@@ -60,6 +61,8 @@ def read_server(table: Table | None, config_dir: Path) -> ServerSettings:
         ssl_certfile=_existing_file(table, "ssl_certfile", config_dir),
         ssl_keyfile=_existing_file(table, "ssl_keyfile", config_dir),
         drain_s=table.number("drain_s"),
+        log_format=table.choice("log_format", LOG_FORMATS),
+        log_level=table.choice("log_level", LOG_LEVELS),
         **_edge(table),
     )
     for key, other in (("ssl_certfile", "ssl_keyfile"), ("ssl_keyfile", "ssl_certfile")):
@@ -156,7 +159,7 @@ def read_classifier(table: Table | None) -> ClassifierSettings:
     if table is None:
         return ClassifierSettings()
     table.reject_unknown(f.name for f in fields(ClassifierSettings))
-    provider = table.choice("provider", ("auto", "groq", "keywords", "heuristic"))
+    provider = table.choice("provider", CLASSIFIER_PROVIDERS)
     model = table.string("model")
     timeout_s = table.number("timeout_s", positive=True)
     api_key_env = table.string("api_key_env")

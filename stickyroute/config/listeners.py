@@ -43,6 +43,10 @@ class ServerSettings:
     max_header_bytes: int = 32 * 1024
     """A request whose headers are still not complete after this many bytes gets 431 and the
     connection is closed."""
+    log_format: str = "text"
+    """`text` or `json` lines on stderr, every logger of every process (`stickyroute.server.logs`)."""
+    log_level: str = "info"
+    """The least severe records written: `debug`, `info`, `warning` or `error`."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,51 +6,22 @@ of `repr` so a logged config never shows them.
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from stickyroute.config.agent import Agent
+from stickyroute.config.choices import AgentHints, ChannelType, Strategy
+from stickyroute.config.listeners import MIB, AdminSettings, ServerSettings
+from stickyroute.config.platform_api import PlatformApi
 
 __all__ = ["DEFAULT_ACKNOWLEDGEMENTS", "MIB", "STATE_BACKENDS", "AdminSettings", "Agent", "AgentHints", "Binding",
-           "Channel", "ChannelType", "ClassifierSettings", "Config", "HintSettings", "RoutingSettings",
+           "Channel", "ChannelType", "ClassifierSettings", "Config", "HintSettings", "PlatformApi", "RoutingSettings",
            "ServerSettings", "StateSettings", "Strategy", "ThreadRoute", "UpstreamSettings"]
-
-from stickyroute.config.listeners import MIB, AdminSettings, ServerSettings
 
 DEFAULT_ACKNOWLEDGEMENTS: tuple[str, ...] = (
     "ok", "okay", "k", "thanks", "thank you", "thx", "ty", "cool", "great", "nice",
     "got it", "sounds good", "👍",
 )
-
-
-class Strategy(enum.Enum):
-    """Layer-2 auto-route strategy of a channel (`overrides.auto_route`)."""
-
-    OFF = "off"
-    EXPLICIT_ONLY = "explicit_only"
-    STICKY_TTL = "sticky_ttl"
-    STICKY_HEURISTIC = "sticky_heuristic"
-
-
-class AgentHints(enum.Enum):
-    """`auto_route_agent_hints`: what an agent's `not-mine` hint does (issue #12)."""
-
-    OFF = "off"                # ignored
-    DIVERGENCE = "divergence"  # one divergence increment (sticky_heuristic)
-    CONFIRM = "confirm"        # the next non-short message goes to the classifier at once
-
-
-class ChannelType(enum.Enum):
-    """Platform of a channel (`channels.<name>.type`)."""
-
-    TELEGRAM = "telegram"
-    WHATSAPP = "whatsapp"
-    SLACK = "slack"
-    DISCORD = "discord"
-    LINE = "line"
-    MESSENGER = "messenger"
-    INSTAGRAM = "instagram"
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,6 +130,8 @@ class Channel:
     """The agents reachable on this channel (`channels.<name>.agents`); None: every agent."""
     upstream: UpstreamSettings | None = None
     """`[channels.<name>.upstream]` merged over `[upstream]`; None: the global `[upstream]`."""
+    api: PlatformApi = field(default_factory=PlatformApi)
+    """The platform API credentials `stickyroute webhook` uses (never the proxy itself)."""
 
     def allows(self, agent: str) -> bool:
         """True when `agent` may be reached on this channel (its `agents` list, default all)."""
@@ -170,7 +143,7 @@ class ClassifierSettings:
     """`[classifier]`: the intent classifier that confirms switches (seconds, calls)."""
 
     provider: str = "auto"
-    """auto (groq when the API key is set, else heuristic) | groq | heuristic."""
+    """auto (groq when the API key is set, else keywords) | groq | keywords (alias heuristic)."""
     model: str = "llama-3.1-8b-instant"
     timeout_s: float = 2.0
     api_key_env: str = "GROQ_API_KEY"

@@ -1,7 +1,9 @@
-"""Rule packs: reusable keyword lists for common agents (`rules/*.toml`).
+"""Rule packs: reusable keyword lists for common agents.
 
-An agent pulls a pack in with `rules = "rules/coder.toml"` (relative to the config file). Pack
-format, every key optional:
+An agent pulls a pack in with `rules = "rules/coder.toml"` (a path relative to the config file's
+folder) or `rules = "builtin:coder"` (a pack shipped inside the package, `stickyroute/rules/`, so
+a config that names only shipped packs works from any folder). A pack that cannot be read is
+reported with the absolute path that was tried. Pack format, every key optional:
 
     description = "Writes, reviews and explains code."   # used when the agent sets none
     aliases = ["dev"]                  # extra names for `/agent <name>` and `@name`
@@ -20,9 +22,11 @@ A keyword must contain a letter or digit: the keyword gate (`stickyroute.routing
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from importlib.resources import files
 from pathlib import Path
 
 from stickyroute.config._reader import Problems, Table, quote, read_toml
@@ -33,6 +37,18 @@ ALIAS = re.compile(r"[a-z0-9][a-z0-9_-]*")
 """Agent names and aliases: lowercase letters, digits, `-` and `_` (aliases are lowercased)."""
 RESERVED_NAMES = ("auto", "none")
 """`/agent auto` leaves an explicit route; `none` is the classifier's "no agent" answer."""
+BUILTIN = "builtin:"
+"""Prefix of a shipped pack's name in `rules` (`builtin:coder`)."""
+
+
+def shipped_rules_dir() -> Path:
+    """The folder of the rule packs shipped with stickyroute (package data)."""
+    return Path(str(files("stickyroute") / "rules"))
+
+
+def shipped_packs() -> tuple[str, ...]:
+    """The names of the shipped rule packs, sorted (`builtin:<name>`)."""
+    return tuple(sorted(p.stem for p in shipped_rules_dir().glob("*.toml")))
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,17 +89,28 @@ def load_rule_pack(path: str | Path) -> RulePack:
 
 
 def read_pack(table: Table, rules: str | None, folder: Path) -> RulePack:
-    """The rule pack at `folder / rules` for a table's `rules` key: an empty pack when `rules` is
-    None or the pack is invalid (then every problem is recorded under the table's `rules` key as
-    `<rules>: <pack key>: <message>`)."""
+    """The rule pack named by a table's `rules` key (`builtin:<name>`, or a path relative to
+    `folder`): an empty pack when `rules` is None or the pack is invalid (then every problem is
+    recorded under the table's `rules` key as `<rules>: <pack key>: <message>`; an unreadable
+    file also names the absolute path that was tried)."""
     if rules is None:
         return RulePack(path="")
+    if rules.startswith(BUILTIN):
+        name = rules.removeprefix(BUILTIN)
+        if name not in shipped_packs():
+            table.error("rules", f"{rules}: no rule pack {quote(name)} ships with stickyroute "
+                        f"(builtin: {', '.join(shipped_packs())})")
+            return RulePack(path=rules)
+        path = shipped_rules_dir() / f"{name}.toml"
+    else:
+        path = folder / rules
     try:
-        return load_rule_pack(folder / rules)
+        return load_rule_pack(path)
     except ConfigError as exc:
         for problem in exc.problems:
             where = "" if problem.key.startswith("(") else f"{problem.key}: "
-            table.error("rules", f"{rules}: {where}{problem.message}")
+            tried = f" (looked for {os.path.normpath(path)})" if problem.key == "(file)" else ""
+            table.error("rules", f"{rules}: {where}{problem.message}{tried}")
         return RulePack(path=rules)
 
 

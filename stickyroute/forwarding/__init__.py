@@ -7,6 +7,7 @@
     leg.py        Leg: the aiohttp forwarding leg (URL, headers, errors)
     headers.py    hop-by-hop stripping, X-Forwarded-*, our markers
     replies.py    answers the proxy composes itself
+    recording.py  `serve --record FILE`: the recording file format and its writer (replay/ reads it)
     lanes.py      run_lanes: a request's conversations decided concurrently, each in body order
 """
 

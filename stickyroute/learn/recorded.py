@@ -28,9 +28,9 @@ from stickyroute import channels
 from stickyroute.config.model import Config
 from stickyroute.core.route import ConversationKey
 from stickyroute.errors import UnparsedUpdate
+from stickyroute.forwarding.recording import body_of
 from stickyroute.learn.labels import Evidence, LabelledConversation, LabelledMessage
 from stickyroute.learn.terms import message_terms
-from stickyroute.replay.recording import body_of
 from stickyroute.routing.envelope import MessageKind
 from stickyroute.routing.explicit import AgentNames, ExplicitKind, parse_explicit, without_explicit
 

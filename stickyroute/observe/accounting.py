@@ -17,7 +17,8 @@ redelivery) is one entry without an envelope. Each entry is one JSON line on the
      "agent" (null: answered by the proxy), "reason", "status", "switched" (only when true),
      "scores" (when scored), "text" (only with log_text; its first KEPT_TEXT_CHARS characters)}
 
-and the same dict (plus "time" and "id") goes to the ring. The request is counted once in
+and the same dict (plus "time" and "id") goes to the ring. In the JSON log format the line's keys
+are the record's fields and its message is "decision" (`stickyroute.server.logs`). The request is counted once in
 `stickyroute_requests_total` with the agent and reason of its first entry ("(several)" when its
 items went to different agents); every entry once in `stickyroute_decisions_total`.
 """
@@ -101,7 +102,7 @@ class Accounting:
                 bucket.tokens += classification.prompt_tokens + classification.completion_tokens
             line = _line(name, envelope, decision, item_status, log_text, method)
             if info:
-                log.info("%s", _ENCODE(line))
+                log.info("%s", _ENCODE(line), extra={"event": "decision", "fields": line})
             line["time"] = now
             self.ring.add(line)
 
@@ -124,7 +125,7 @@ class Accounting:
         self.metrics.decisions(channel.name, reason).inc()
         bucket.decisions[reason] = bucket.decisions.get(reason, 0) + 1
         line: dict[str, Any] = {"channel": channel.name, "agent": None, "reason": reason, "status": status}
-        log.info("%s", _ENCODE(line))
+        log.info("%s", _ENCODE(line), extra={"event": "decision", "fields": line})
         line["time"] = now
         self.ring.add(line)
 
@@ -139,7 +140,7 @@ class Accounting:
                                 "reason": "admin", "action": action}
         if explicit is not None:
             line["explicit"] = explicit
-        log.info("%s", _ENCODE(line))
+        log.info("%s", _ENCODE(line), extra={"event": "decision", "fields": line})
         line["time"] = now
         self.ring.add(line)
         return line

@@ -22,8 +22,8 @@ from stickyroute.config.model import Config
 from stickyroute.core.delivery import DecisionMemo
 from stickyroute.core.route import ConversationKey
 from stickyroute.errors import UnparsedUpdate
+from stickyroute.forwarding.recording import FORMAT, body_of
 from stickyroute.replay.offline import keyword_classifier, offline_router
-from stickyroute.replay.recording import FORMAT, body_of
 from stickyroute.reply import Reply
 from stickyroute.routing.envelope import Envelope
 from stickyroute.state.memory import MemoryDeliveryLog

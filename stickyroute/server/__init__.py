@@ -1,6 +1,7 @@
 """Running the proxy.
 
-    service.py     Service: what outlives a config (state, accounting, registry), the current runtime
+    core.py        ServiceCore: what outlives a config (state, accounting, registry), the current runtime
+    service.py     Service: a ServiceCore with its live reload and admin API (ties reload.py and operations.py in)
     runtime.py     Runtime: one loaded config ready to serve, swapped whole on reload
     reload.py      reload_config: refuse a config with errors, swap a valid one, drop unreachable routes
     shell.py       PublicApp: the webhook ASGI app (lifespan, runtime per request, drain and 503)

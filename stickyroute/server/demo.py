@@ -49,8 +49,8 @@ class DemoAgents:
             parts = urlsplit(agent.url)
             if parts.hostname in _LOOPBACK and parts.port is not None:
                 agents._configs[agent.name] = uvicorn.Config(
-                    demo_agent_app(agent.name), host=parts.hostname, port=parts.port, log_level="warning",
-                    access_log=False, lifespan="off")
+                    demo_agent_app(agent.name), host=parts.hostname, port=parts.port, access_log=False,
+                    lifespan="off", log_config=None)
         return agents
 
     @property

@@ -9,7 +9,7 @@ desk's hold (issue #22); a reset ends any hold. Each route shows whether a desk 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from stickyroute.admin.errors import ApiError, unprocessable
 from stickyroute.admin.sessions import Sessions
@@ -19,14 +19,13 @@ from stickyroute.config.listeners import AdminSettings
 from stickyroute.config.model import Channel
 from stickyroute.core.route import ConversationKey, Route
 from stickyroute.observe.ring import Subscription
-from stickyroute.replay.explain import explain_outcome
 from stickyroute.routing.engine import Decision, NeedsClassification, NeedsPermit
 from stickyroute.routing.envelope import Envelope, MessageKind
+from stickyroute.routing.explain import explain_outcome
 from stickyroute.routing.layer1 import Layer1
+from stickyroute.server.core import ServiceCore
+from stickyroute.server.reload import reload_config
 from stickyroute.state.base import Lease, LeaseTimeout
-
-if TYPE_CHECKING:
-    from stickyroute.server.service import Service
 
 __all__ = ["Operations"]
 
@@ -38,7 +37,7 @@ LEASE_WAIT_S = 5.0
 class Operations:
     """`AdminOps` over one `Service` (always its current runtime's config)."""
 
-    def __init__(self, service: Service) -> None:
+    def __init__(self, service: ServiceCore) -> None:
         self.service = service
         self.sessions = Sessions()
         self.throttle = AuthThrottle()
@@ -65,7 +64,8 @@ class Operations:
         service, runtime = self.service, self.service.runtime
         return {
             "status": service.readiness(),
-            "config": {"hash": runtime.digest, "path": runtime.config.path, "loaded_at": runtime.loaded_at},
+            "config": {"hash": runtime.digest, "path": runtime.config.path, "loaded_at": runtime.loaded_at,
+                       "overrides": service.overrides.shown()},
             "state": {"backend": service.state.health.backend, "up": service.state.health.up},
             "channels": [{"name": c.name, "type": c.type.value, "paths": list(c.paths),
                           "default_agent": c.default_agent, "strategy": c.routing.strategy.value,
@@ -198,11 +198,11 @@ class Operations:
         for field, agent in (("current", current), ("candidate", candidate)):
             if agent is not None and agent not in config.agents:
                 raise unprocessable(f"{field}: no agent {agent!r} in the running config")
-        lines, outcome = explain_outcome(config, channel, text, current, candidate, counter)
+        lines, outcome = explain_outcome(self.service.runtime.rules[channel], text, current, candidate, counter)
         return {"channel": channel, "text": text, "lines": lines, "outcome": _outcome_json(outcome)}
 
     async def reload(self) -> Json:
-        return await self.service.reload()
+        return (await reload_config(self.service)).as_dict()
 
     def demo_agents(self) -> list[Json]:
         demo = self.service.demo

@@ -14,10 +14,10 @@
    the old config ended (a decision in flight may still write one); meanwhile the engine treats
    them as no route. The replaced runtime's own pools and classifier client close then too.
 
-Settings the process binds at start (`server.host/port/ssl_*`, `admin.host/port`, `[state]`,
+Settings the process binds at start (`server.host/port/ssl_*/log_*`, `admin.host/port`, `[state]`,
 both listeners' edge limits: `header_timeout_s`, `body_timeout_s`, `keepalive_timeout_s`,
-`max_connections`, `max_header_bytes`)
-are listed in `restart_needed` and keep their running values until a restart. With `serve
+`max_connections`, `max_header_bytes`) are listed in `restart_needed` and keep their running
+values until a restart. With `serve
 --workers`, the validated reload is a rolling restart of the workers (uvicorn's SIGHUP).
 """
 
@@ -26,17 +26,16 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from stickyroute.config import check_config
 from stickyroute.config.digest import config_digest
 from stickyroute.config.model import Config
+from stickyroute.errors import ConfigError
+from stickyroute.server.core import ServiceCore
 from stickyroute.server.edge import EDGE_KEYS
 from stickyroute.server.runtime import build_runtime
 from stickyroute.state.base import limits_for
-
-if TYPE_CHECKING:
-    from stickyroute.server.service import Service
 
 __all__ = ["ReloadOutcome", "reload_config", "restart_needed"]
 
@@ -70,6 +69,8 @@ def restart_needed(old: Config, new: Config) -> tuple[str, ...]:
     pairs = [("server.host", old.server.host, new.server.host), ("server.port", old.server.port, new.server.port),
              ("server.ssl_certfile", old.server.ssl_certfile, new.server.ssl_certfile),
              ("server.ssl_keyfile", old.server.ssl_keyfile, new.server.ssl_keyfile),
+             ("server.log_format", old.server.log_format, new.server.log_format),
+             ("server.log_level", old.server.log_level, new.server.log_level),
              ("admin.host", old.admin.host, new.admin.host), ("admin.port", old.admin.port, new.admin.port),
              ("state", old.state, new.state)]
     pairs += [(f"{table}.{key}", getattr(before, key), getattr(after, key))  # the listeners' edge limits
@@ -78,20 +79,18 @@ def restart_needed(old: Config, new: Config) -> tuple[str, ...]:
     return tuple(key for key, before, after in pairs if before != after)
 
 
-async def reload_config(service: Service, path: str | None = None) -> ReloadOutcome:
+async def reload_config(service: ServiceCore, path: str | None = None) -> ReloadOutcome:
     """Reload `service` from `path` (default: the running config's file); see the module docstring."""
     async with service.reload_lock:
         old = service.runtime
         file = path or old.config.path
-        config, problems = await asyncio.to_thread(check_config, file, service.config_env)
+        config, problems = await asyncio.to_thread(check_config, file, service.config_env, key_env=service.parts.env)
         errors = tuple(str(p) for p in problems if not p.warning)
         warnings = tuple(str(p) for p in problems if p.warning)
         metrics = service.accounting.metrics
         if config is None or errors:
-            metrics.reloads("rejected").inc()
-            log.warning("reload of %s refused: %d error(s); still serving the config %s\n%s", file, len(errors),
-                        old.digest[:12], "\n".join(errors))
-            return ReloadOutcome(False, file, old.digest, old.digest, errors, warnings)
+            return _refused(service, file, errors, warnings)
+        digest = config_digest(config)  # the file's: taken before the command-line overrides
         config = service.adjust(config)
         restart = restart_needed(old.config, config)
         for key in restart:
@@ -99,9 +98,11 @@ async def reload_config(service: Service, path: str | None = None) -> ReloadOutc
         if service.rolling_restart is not None:  # worker processes: each restarts on the file
             metrics.reloads("ok").inc()
             service.rolling_restart()
-            return ReloadOutcome(True, file, config_digest(config), old.digest, (), warnings, restart,
-                                 mode="rolling restart")
-        new = build_runtime(config, service.parts, service.clock(), previous=old)
+            return ReloadOutcome(True, file, digest, old.digest, (), warnings, restart, mode="rolling restart")
+        try:
+            new = build_runtime(config, service.parts, service.clock(), previous=old, digest=digest)
+        except ConfigError as exc:  # a backstop: check_config reports what building refuses
+            return _refused(service, file, tuple(str(p) for p in exc.problems), warnings)
         service.state.conversations.configure(limits_for(config), config.classifier.context_messages)
         service.runtime = new  # the swap: the next request runs on the new config
         dropped = await _drop_unreachable_routes(service, old.config, config)
@@ -112,6 +113,7 @@ async def reload_config(service: Service, path: str | None = None) -> ReloadOutc
                 log.info("reload: %d more route(s) to agents no longer reachable dropped", late)
 
         service.retire(old, stragglers)
+        service.note_config()
         metrics.reloads("ok").inc()
         if new.classifier_line != old.classifier_line:
             log.info("%s", new.classifier_line)
@@ -120,7 +122,16 @@ async def reload_config(service: Service, path: str | None = None) -> ReloadOutc
         return ReloadOutcome(True, file, new.digest, old.digest, (), warnings, restart, dropped)
 
 
-async def _drop_unreachable_routes(service: Service, old: Config, new: Config) -> int:
+def _refused(service: ServiceCore, file: str, errors: tuple[str, ...], warnings: tuple[str, ...]) -> ReloadOutcome:
+    """Count and log a refused reload (every error on its own line); the running config stays."""
+    old = service.runtime
+    service.accounting.metrics.reloads("rejected").inc()
+    log.warning("reload of %s refused: %d error(s); still serving the config %s\n%s", file, len(errors),
+                old.digest[:12], "\n".join(errors))
+    return ReloadOutcome(False, file, old.digest, old.digest, errors, warnings)
+
+
+async def _drop_unreachable_routes(service: ServiceCore, old: Config, new: Config) -> int:
     """Prune every channel's routes to the agents it reaches under `new` (none for a channel
     `new` no longer has)."""
     now = service.clock()

@@ -18,12 +18,14 @@ import asyncio
 import logging
 import math
 import signal
-from collections.abc import Callable
 
 import uvicorn
 
+from stickyroute import clock
 from stickyroute.config.model import Config
+from stickyroute.config.overrides import Overrides
 from stickyroute.forwarding.dispatch import RecordHook
+from stickyroute.server.announce import log_started, log_stopped
 from stickyroute.server.demo import DemoAgents
 from stickyroute.server.edge import EdgeConfig, EdgeLimits, raise_descriptor_limit
 from stickyroute.server.listener import Listener
@@ -36,21 +38,18 @@ BACKSTOP_S = 10.0
 """After the drain deadline and the 503s, how long uvicorn still waits for connections to close."""
 
 
-async def serve(config: Config, host: str | None = None, port: int | None = None,
-                recorder: RecordHook | None = None, demo: bool = False,
-                adjust: Callable[[Config], Config] | None = None) -> None:
+async def serve(config: Config, recorder: RecordHook | None = None, demo: bool = False,
+                overrides: Overrides | None = None) -> None:
     """Run the webhook listener and the admin listener (and, with `demo`, the demo agents of
     `stickyroute.server.demo`) until SIGTERM or SIGINT; SIGHUP reloads (see the module docstring).
-    `adjust` applies the command-line overrides to every reloaded config."""
-    agents = DemoAgents.for_config(config) if demo else None
-    service = Service(config, recorder=recorder, adjust=adjust, demo=agents)
-    raise_descriptor_limit(config)
-    public_config, admin_config = listener_configs(service, host, port)
+    `config` is the file's; `overrides` (the command line's) apply to it and to every reload."""
+    running = (overrides or Overrides()).apply(config)
+    agents = DemoAgents.for_config(running) if demo else None
+    service = Service(config, recorder=recorder, overrides=overrides, demo=agents)
+    raise_descriptor_limit(running)
+    public_config, admin_config = listener_configs(service)
     public, admin = Listener(public_config), Listener(admin_config)
-    if agents is not None:
-        log.info("demo agents: %s", ", ".join(agents.addresses()))
-    log.info("stickyroute: webhooks on %s:%s, admin on %s:%s", public.config.host, public.config.port,
-             admin.config.host, admin.config.port)
+    began = clock.monotonic()
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
     reloads: set[asyncio.Task[object]] = set()
@@ -58,7 +57,12 @@ async def serve(config: Config, host: str | None = None, port: int | None = None
     def on_hup() -> None:
         task = loop.create_task(service.reload())
         reloads.add(task)
-        task.add_done_callback(reloads.discard)
+        task.add_done_callback(_reloaded)
+
+    def _reloaded(task: asyncio.Task[object]) -> None:
+        reloads.discard(task)
+        if not task.cancelled() and task.exception() is not None:  # never "Task exception was never retrieved"
+            log.error("SIGHUP: the reload failed", exc_info=task.exception())
 
     loop.add_signal_handler(signal.SIGHUP, on_hup)
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -67,6 +71,16 @@ async def serve(config: Config, host: str | None = None, port: int | None = None
     admin_task = loop.create_task(admin.serve())
     if agents is not None:
         agents.start()
+
+    async def announce() -> None:
+        await public.up.wait()
+        await admin.up.wait()
+        if agents is not None:
+            log.info("demo agents: %s", ", ".join(agents.addresses()))
+        runtime = service.runtime
+        log_started(runtime.config, runtime.digest, service.overrides.shown(), runtime.classifier_line)
+
+    announcing = loop.create_task(announce())
     try:
         waiter = loop.create_task(stop.wait())
         await asyncio.wait([public_task, waiter], return_when=asyncio.FIRST_COMPLETED)
@@ -77,26 +91,27 @@ async def serve(config: Config, host: str | None = None, port: int | None = None
     finally:
         for sig in (signal.SIGHUP, signal.SIGTERM, signal.SIGINT):
             loop.remove_signal_handler(sig)
+        announcing.cancel()
         admin.should_exit = True
         if agents is not None:
             await agents.stop()
-        await asyncio.gather(public_task, admin_task, return_exceptions=True)
+        await asyncio.gather(public_task, admin_task, announcing, return_exceptions=True)
+        log_stopped(clock.monotonic() - began)
 
 
-def listener_configs(service: Service, host: str | None = None, port: int | None = None
-                     ) -> tuple[EdgeConfig, EdgeConfig]:
-    """The uvicorn configs of the webhook listener (`host`/`port` override `[server]`) and of the
-    admin listener, each under its edge limits (`stickyroute.server.edge`)."""
+def listener_configs(service: Service) -> tuple[EdgeConfig, EdgeConfig]:
+    """The uvicorn configs of the webhook listener and of the admin listener of the running config
+    (the command line's overrides applied), each under its edge limits (`stickyroute.server.edge`)."""
     config = service.config
     server = config.server
     public = EdgeConfig(
-        service.public_app(), EdgeLimits.of("webhook", server), host=host or server.host, port=port or server.port,
+        service.public_app(), EdgeLimits.of("webhook", server), host=server.host, port=server.port,
         ssl_certfile=server.ssl_certfile, ssl_keyfile=server.ssl_keyfile,
-        log_level="info", access_log=False, proxy_headers=False, lifespan="on",
-        server_header=False, date_header=False,
+        access_log=False, proxy_headers=False, lifespan="on",
+        server_header=False, date_header=False, log_config=None,
     )
     admin = EdgeConfig(service.admin_app(), EdgeLimits.of("admin", config.admin), host=config.admin.host,
-                       port=config.admin.port, log_level="warning", access_log=False, lifespan="off")
+                       port=config.admin.port, access_log=False, lifespan="off", log_config=None)
     return public, admin
 
 

@@ -70,7 +70,8 @@ class Runtime:
                  app: ASGIApp, leg: Forwarding) -> None:
         self.config = config
         self.digest = digest
-        """SHA-256 of the config's settings (`stickyroute.config.digest`)."""
+        """SHA-256 of the config file's settings (`stickyroute.config.digest`), taken before the
+        command-line overrides."""
         self.loaded_at = loaded_at
         """When it was loaded (seconds, wall clock)."""
         self.rules = rules
@@ -99,9 +100,12 @@ class Runtime:
             await self._idle.wait()
 
 
-def build_runtime(config: Config, parts: Parts, loaded_at: float, previous: Runtime | None = None) -> Runtime:
+def build_runtime(config: Config, parts: Parts, loaded_at: float, previous: Runtime | None = None, *,
+                  digest: str | None = None) -> Runtime:
     """Everything `config` needs to serve, sharing `parts` (and `previous`' leg when its
-    settings are unchanged). Builds, connects nothing: sessions and clients open on first use."""
+    settings are unchanged). Builds, connects nothing: sessions and clients open on first use.
+    `digest`: the hash to show (the file's, before command-line overrides; default: `config`'s).
+    Raises ConfigError when the classifier cannot be built (`check_config` reports it first)."""
     scorer = global_scorer(config)
     inner, line = build_classifier(
         config.classifier, scorer.decisive, config.routing.confidence_threshold,
@@ -123,7 +127,8 @@ def build_runtime(config: Config, parts: Parts, loaded_at: float, previous: Runt
     dispatcher = Dispatcher(config, router, parts.state.deliveries, leg, parts.clock, parts.recorder,
                             accounting=parts.accounting, signals=signals)
     app = create_app(config, dispatcher.handle, rejected=parts.accounting.rejected)
-    return Runtime(config, config_digest(config), loaded_at, rules, router, classifier, line, dispatcher, app, leg)
+    return Runtime(config, digest or config_digest(config), loaded_at, rules, router, classifier, line, dispatcher, app,
+                   leg)
 
 
 def _tokens(config: Config, previous: Runtime | None) -> ConversationTokens:

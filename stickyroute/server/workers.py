@@ -1,13 +1,15 @@
 """`stickyroute serve --workers N`: N uvicorn worker processes on one port, one Service each,
 sharing their state through Redis.
 
-    run_workers(config, workers, host, port, admin_port, record)        the parent (blocks)
+    run_workers(config, workers, overrides, record)                      the parent (blocks)
     create_app()                                                         each worker's app factory
 
 uvicorn's process manager binds the webhook socket once in the parent and hands it to N spawned
 workers (the kernel spreads connections over them); each worker imports `create_app` (named in
 `APP`) and reads what to serve from the environment variable `SPEC_ENV` that the parent set (JSON:
-config path and command-line overrides), so a worker needs nothing else. uvicorn restarts a
+config path and command-line overrides), so a worker needs nothing else. Every process logs in the
+config's format (`stickyroute.server.logs`); the config's warnings, the startup line and the
+"stopped" line are the parent's alone. uvicorn restarts a
 worker that dies. The admin listener is served by exactly one worker: the first whose lifespan
 binds `admin.port`; the others try again every `ADMIN_RETRY_S` seconds, so another worker takes
 it over when that one stops. Its /readyz and /metrics describe that worker; /stats' routes are
@@ -29,15 +31,19 @@ import math
 import os
 import signal
 import socket
-from dataclasses import replace
 from types import FrameType
 
 import uvicorn
 from uvicorn.supervisors.multiprocess import Multiprocess
 
+from stickyroute import clock
+from stickyroute.classifier.factory import describe_classifier
 from stickyroute.config import check_config, load_config
+from stickyroute.config.digest import config_digest
 from stickyroute.config.model import Config
+from stickyroute.config.overrides import Overrides
 from stickyroute.forwarding.dispatch import RecordHook
+from stickyroute.server.announce import log_started, log_stopped
 from stickyroute.server.edge import EdgeConfig, EdgeLimits, raise_descriptor_limit
 from stickyroute.server.listener import Listener
 from stickyroute.server.run import BACKSTOP_S
@@ -71,54 +77,49 @@ class _ValidatingMultiprocess(Multiprocess):
         super().handle_hup()
 
 
-def run_workers(config: Config, workers: int, host: str | None, port: int | None, admin_port: int | None,
-                record: str | None) -> None:
-    """Serve `config` (loaded from `config.path`, `admin_port` applied) with `workers` processes
-    until interrupted (uvicorn's manager)."""
-    os.environ[SPEC_ENV] = json.dumps({"config": config.path, "admin_port": admin_port, "record": record})
-    server = config.server
-    log.info("stickyroute: %d workers, webhooks on %s:%s, admin on %s:%s (one worker serves it)", workers,
-             host or server.host, port or server.port, config.admin.host, config.admin.port)
+def run_workers(config: Config, workers: int, overrides: Overrides, record: str | None) -> None:
+    """Serve the file's `config` (from `config.path`, `overrides` applied) with `workers` processes
+    until interrupted (uvicorn's manager); the startup and "stopped" lines are this process's."""
+    os.environ[SPEC_ENV] = json.dumps({"config": config.path, "overrides": overrides.as_json(), "record": record})
+    running = overrides.apply(config)
+    server = running.server
     settings = EdgeConfig(
-        APP, EdgeLimits.of("webhook", server), factory=True, workers=workers, host=host or server.host,
-        port=port or server.port,
-        ssl_certfile=server.ssl_certfile, ssl_keyfile=server.ssl_keyfile, log_level="info", access_log=False,
-        proxy_headers=False, lifespan="on", server_header=False, date_header=False,
+        APP, EdgeLimits.of("webhook", server), factory=True, workers=workers, host=server.host, port=server.port,
+        ssl_certfile=server.ssl_certfile, ssl_keyfile=server.ssl_keyfile, access_log=False,
+        proxy_headers=False, lifespan="on", server_header=False, date_header=False, log_config=None,
         timeout_graceful_shutdown=math.ceil(server.drain_s + BACKSTOP_S))
-    _ValidatingMultiprocess(settings, [settings.bind_socket()], config.path).run()
-
-
-def _load(config_path: str, admin_port: int | None) -> Config:
-    return _adjust(load_config(config_path), admin_port)
-
-
-def _adjust(config: Config, admin_port: int | None) -> Config:
-    if admin_port:
-        return replace(config, admin=replace(config.admin, port=admin_port))
-    return config
+    manager = _ValidatingMultiprocess(settings, [settings.bind_socket()], config.path)
+    began = clock.monotonic()
+    log_started(running, config_digest(config), overrides.shown(), describe_classifier(running.classifier, os.environ),
+                workers)
+    manager.run()
+    log_stopped(clock.monotonic() - began)
 
 
 def create_app() -> PublicApp:
-    """The public app of one worker (uvicorn calls it in each worker process)."""
+    """The public app of one worker (uvicorn calls it in each worker process). The config's
+    warnings are not logged again: the parent logged them once."""
     from stickyroute.server.logs import configure_logging
 
-    configure_logging()
     spec = json.loads(os.environ[SPEC_ENV])
-    admin_port = spec.get("admin_port")
-    config = _load(spec["config"], admin_port)
-    raise_descriptor_limit(config)
+    overrides = Overrides.from_json(spec.get("overrides") or {})
+    config = load_config(spec["config"], warn=False)
+    running = overrides.apply(config)
+    configure_logging(running.server.log_format, running.server.log_level)
+    raise_descriptor_limit(running)
     recorder: RecordHook | None = None
     if spec.get("record"):
-        from stickyroute.replay.recording import Recorder as FileRecorder
+        from stickyroute.forwarding.recording import Recorder as FileRecorder
 
-        recorder = FileRecorder(spec["record"], config)
-    service = Service(config, recorder=recorder, adjust=lambda c: _adjust(c, admin_port))
+        recorder = FileRecorder(spec["record"], running)
+    service = Service(config, recorder=recorder, overrides=overrides)
     service.rolling_restart = lambda: os.kill(os.getppid(), signal.SIGHUP)
     admin = _AdminSeat(service)
 
     async def on_start() -> None:
         admin.start()
         _drain_on_sigterm(service)
+        log.info("worker %d ready", os.getpid())
 
     return PublicApp(service, on_start=on_start, on_stop=admin.stop)
 
@@ -174,8 +175,8 @@ class _AdminSeat:
                 await asyncio.sleep(ADMIN_RETRY_S)
                 continue
             break
-        self.server = Listener(EdgeConfig(self.service.admin_app(), EdgeLimits.of("admin", admin),
-                                          log_level="warning", access_log=False, lifespan="off"))
+        self.server = Listener(EdgeConfig(self.service.admin_app(), EdgeLimits.of("admin", admin), access_log=False,
+                                          lifespan="off", log_config=None))
         log.info("worker %d serves the admin listener on %s:%s", os.getpid(), admin.host, admin.port)
         await self.server.serve(sockets=[sock])
 

@@ -25,7 +25,7 @@ async def test_status_says_ready_and_which_config_runs(tmp_path, upstreams) -> N
         stats = (await op.api("GET", "/v1/stats")).json()
     assert status["status"] == "ready"
     assert status["config"] == {"hash": op.service.runtime.digest, "path": str(tmp_path / "proxy.toml"),
-                                "loaded_at": T0}
+                                "loaded_at": T0, "overrides": {}}
     assert len(status["config"]["hash"]) == 64 and stats["config"]["hash"] == status["config"]["hash"]
     assert [(c["name"], c["agents"]) for c in status["channels"]] == [
         ("telegram", ["general", "coder"]), ("whatsapp", ["general", "coder", "billing"])]

@@ -229,3 +229,45 @@ def test_a_fragment_token_with_a_bare_percent_sign_still_signs_in(browser, tmp_p
             assert page.evaluate("location.hash") == ""
             assert errors == []
             context.close()
+
+
+CHART = """([keys, fixed]) => {
+  const buckets = [...Array(15).keys()].map((slot) => ({start: 1000 + 60 * slot, requests: {}, decisions:
+    Object.fromEntries(keys.map((key, i) => [key, keys.length - i]).filter((_, i) => i % 15 === slot))}));
+  drawChart("decisions", {start: 1000, end: 1900, bucket_s: 60, buckets}, (b) => b.decisions, fixed ? STATUS_COLOURS : null);
+  const fills = [...document.querySelectorAll("#chart-decisions svg rect")].map((r) => [r.dataset.key, r.getAttribute("fill")]);
+  const legend = [...document.querySelectorAll("#legend-decisions li")].map((li) => [li.textContent, li.title,
+    li.querySelector(".swatch").style.background]);
+  return {fills, legend, keys: document.querySelector("#chart-decisions").dataset.keys};
+}"""
+
+
+@pytest.mark.parametrize("count", [3, 12, 13, 40])
+def test_chart_colours_stay_distinct_for_any_number_of_reasons(browser, tmp_path, count) -> None:
+    """Regression: the 12-colour palette repeated past 12 reasons. Up to 12 reasons each has its own
+    colour; past that the 11 largest keep theirs and the rarer ones are stacked as one grey series."""
+    from stickyroute.config import load_config
+    from stickyroute.server.service import Service
+    from tests.upstreams import serve_app
+
+    reasons = [f"reason_{i:02d}" for i in range(count)]  # reason_00 is the largest, then in order
+    with upstream_set("general") as ups:
+        config = load_config(write_config(tmp_path / "proxy.toml", {"general": ups["general"].url}), env={})
+        service = Service(config, env={})
+        with serve_app(service.admin_app(), lifespan="off") as admin:
+            page = browser.new_page()
+            page.goto(admin + "/")
+            drawn = page.evaluate(CHART, [reasons, False])
+            page.close()
+    colour_of = dict(drawn["fills"])
+    legend_colours = [swatch for _text, _title, swatch in drawn["legend"]]
+    assert len(set(colour_of.values())) == len(colour_of) == len(drawn["legend"]) == min(count, 12)
+    assert len(set(legend_colours)) == len(legend_colours)
+    if count <= 12:
+        assert drawn["keys"] == ",".join(reasons)
+        assert [text for text, _title, _swatch in drawn["legend"]] == reasons
+    else:
+        assert drawn["keys"] == ",".join([*reasons[:11], "(rarer)"])
+        assert drawn["legend"][-1][:2] == [f"{count - 11} rarer",
+                                           ", ".join(f"{r} {count - i}" for i, r in enumerate(reasons) if i >= 11)]
+        assert colour_of["(rarer)"] == "#98a2b3"

@@ -104,7 +104,10 @@ DOCUMENTED = [
                  env(BUTTON, "42", "U1", "C1", "T1", "x"), id="private-thread"),
     pytest.param(interaction(2, {"id": "9", "name": "ask", "type": 1}, member=None),
                  env(NO_SENDER, "42", chat="C1"), id="no-user"),
-    pytest.param(interaction(9, {}), env(NO_SENDER, "42"), id="unknown-interaction-type"),
+    pytest.param(interaction(9, {}), env(NO_SENDER, "42", chat="C1"), id="unknown-interaction-type"),
+    pytest.param(interaction(3, {"custom_id": "x", "component_type": 2}, channel_id="T1",
+                             channel={"id": "T1", "type": [11], "parent_id": "C1"}),
+                 env(BUTTON, "42", "U1", "T1", text="x"), id="channel-type-of-the-wrong-type"),
     pytest.param(json.dumps({"version": 1, "application_id": "11", "type": 1, "event": {
         "type": "APPLICATION_AUTHORIZED", "timestamp": "2024-10-18T14:42:53.064834",
         "data": {"integration_type": 1, "scopes": ["applications.commands"], "user": {"id": "U1"}}}}).encode(),

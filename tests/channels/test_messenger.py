@@ -161,7 +161,8 @@ def test_every_entry_and_item_is_read_and_empty_ones_are_kept_apart():
 
 
 @pytest.mark.parametrize("body", [b"{", b"[]", b'{"object": "whatsapp_business_account", "entry": []}',
-                                  b'{"object": "page"}', b'{"object": "page", "entry": {}}'])
+                                  b'{"object": "page"}', b'{"object": "page", "entry": {}}',
+                                  b'{"object": ["page"], "entry": []}', b'{"object": {"page": 1}, "entry": []}'])
 def test_unreadable_bodies_are_unparsed(body):
     with pytest.raises(UnparsedUpdate):
         parse(body, CH)

@@ -93,6 +93,8 @@ DOCUMENTED = [
                  id="only-a-mention-is-no-text"),
     pytest.param(message(channel="D1", channel_type="im"), env(TEXT, f"message:{TEAM}:D1:1767600000.000100", "U1",
                                                                "D1", None, "hello there"), id="dm-is-one-conversation"),
+    pytest.param(message(subtype=["bot_message"]), env(TEXT, KEY, "U1", "C1", "1767600000.000100", "hello there"),
+                 id="subtype-of-the-wrong-type"),
     pytest.param(message(subtype="bot_message", bot_id="B1", user=None), env(NO_SENDER, KEY, chat="C1",
                                                                              thread="1767600000.000100"),
                  id="bot-message-top-level-no-sender"),
@@ -196,7 +198,7 @@ INTERACTIONS = [
     pytest.param({"type": "interactive_message", "user": {"id": "U1"}, "channel": {"id": "C1"},
                   "callback_id": "legacy", "action_ts": "1.9", "message_ts": "1.1",
                   "actions": [{"name": "go", "value": "go", "type": "button"}]},
-                 env(BUTTON, "interactive_message:U1:1.9", "U1", "C1", text="go"), id="legacy-attachment-button"),
+                 env(BUTTON, "interactive_message:U1:1.9", "U1", "C1", "1.1", "go"), id="legacy-attachment-button"),
     pytest.param({"type": "something_new", "user": {"id": "U1"}, "channel": {"id": "C1"}, "trigger_id": "t6"},
                  env(NO_SENDER, "something_new:t6", chat="C1"), id="unknown-interaction"),
 ]

@@ -252,7 +252,7 @@ async def test_one_log_line_per_call_without_message_text(caplog: pytest.LogCapt
         'classifier channel="telegram" provider="scripted" outcome="agent" agent="coder" '
         "error_kind=null latency_ms=125.0 prompt_tokens=100 completion_tokens=2"
     )
-    assert records[0].classifier == {  # type: ignore[attr-defined]
+    assert records[0].fields == {  # type: ignore[attr-defined]
         "channel": "telegram", "provider": "scripted", "outcome": "agent", "agent": "coder",
         "error_kind": None, "latency_ms": 125.0, "prompt_tokens": 100, "completion_tokens": 2,
     }
@@ -271,7 +271,7 @@ async def test_log_text_adds_the_message_and_answer(caplog: pytest.LogCaptureFix
 
     (record,) = [r for r in caplog.records if r.name == "stickyroute.classifier"]
     assert record.getMessage().endswith(' text="say \\"hi\\"" answer="none"')
-    assert record.classifier["text"] == 'say "hi"'  # type: ignore[attr-defined]
+    assert record.fields["text"] == 'say "hi"'  # type: ignore[attr-defined]
 
 
 async def test_skips_are_logged_too(caplog: pytest.LogCaptureFixture) -> None:
@@ -282,7 +282,7 @@ async def test_skips_are_logged_too(caplog: pytest.LogCaptureFixture) -> None:
     await guarded.classify(request())
 
     (record,) = [r for r in caplog.records if r.name == "stickyroute.classifier"]
-    fields = record.classifier  # type: ignore[attr-defined]
+    fields = record.fields  # type: ignore[attr-defined]
     assert json.loads(json.dumps(fields))["outcome"] == "budget"
 
 
@@ -300,13 +300,14 @@ async def test_groq_failures_and_tokens_are_accounted_through_the_guard(
         httpx.ReadTimeout("slow"),
         httpx.Response(200, json=completion("I think coder", 130, 4)),
         httpx.Response(200, json={"choices": []}),
+        httpx.Response(401, json={"error": {"message": "Invalid API Key"}}),
     ])
     clock = FakeClock(0.0)
     settings = ClassifierSettings(breaker_failures=100)
     guarded = GuardedClassifier(make_groq(settings), settings, ClassifierStats(), clock)
 
     outcomes = [(r.outcome, r.agent, r.error_kind)
-                for r in [await guarded.classify(request()) for _ in range(7)]]
+                for r in [await guarded.classify(request()) for _ in range(8)]]
 
     assert outcomes == [
         (Outcome.AGENT, "coder", None),
@@ -316,11 +317,12 @@ async def test_groq_failures_and_tokens_are_accounted_through_the_guard(
         (Outcome.ERROR, None, "timeout"),
         (Outcome.NONE, None, None),
         (Outcome.ERROR, None, "unparseable"),
+        (Outcome.ERROR, None, "auth"),
     ]
     total = guarded.stats.snapshot()["total"]
-    assert total["calls"] == 7
+    assert total["calls"] == 8
     assert total["successes"] == 2
     assert (total["agent_answers"], total["none_answers"], total["answers_unmatched"]) == (1, 1, 1)
-    assert total["failures"] == {"timeout": 1, "rate_limit": 1, "server_error": 2, "unparseable": 1}
+    assert total["failures"] == {"timeout": 1, "rate_limit": 1, "auth": 1, "server_error": 2, "unparseable": 1}
     assert (total["prompt_tokens"], total["completion_tokens"]) == (250, 6)
     assert guarded.name == "groq"

@@ -14,7 +14,7 @@ def tally(**overrides: object) -> dict:
     base = {
         "calls": 0, "successes": 0, "agent_answers": 0, "none_answers": 0,
         "answers_unmatched": 0,
-        "failures": {"timeout": 0, "rate_limit": 0, "server_error": 0, "unparseable": 0},
+        "failures": {"timeout": 0, "rate_limit": 0, "auth": 0, "server_error": 0, "unparseable": 0},
         "budget_skips": 0, "open_skips": 0, "prompt_tokens": 0, "completion_tokens": 0,
         "latency_ms": {"count": 0, "sum": 0.0, "max": 0.0, "p50": None, "p99": None},
     }
@@ -49,13 +49,13 @@ def test_snapshot_counts_every_outcome_per_channel_and_in_total() -> None:
         latency_ms={"count": 3, "sum": 875.0, "max": 500.0, "p50": 250.0, "p99": 500.0},
     )
     assert snapshot["channels"]["whatsapp"] == tally(
-        calls=1, failures={"timeout": 1, "rate_limit": 0, "server_error": 0, "unparseable": 0},
+        calls=1, failures={"timeout": 1, "rate_limit": 0, "auth": 0, "server_error": 0, "unparseable": 0},
         budget_skips=1, open_skips=1,
         latency_ms={"count": 1, "sum": 2000.0, "max": 2000.0, "p50": 2000.0, "p99": 2000.0},
     )
     assert snapshot["total"] == tally(
         calls=4, successes=3, agent_answers=1, none_answers=2, answers_unmatched=1,
-        failures={"timeout": 1, "rate_limit": 0, "server_error": 0, "unparseable": 0},
+        failures={"timeout": 1, "rate_limit": 0, "auth": 0, "server_error": 0, "unparseable": 0},
         budget_skips=1, open_skips=1, prompt_tokens=330, completion_tokens=7,
         latency_ms={"count": 4, "sum": 2875.0, "max": 2000.0, "p50": 250.0, "p99": 2000.0},
     )

@@ -207,7 +207,8 @@ ERROR_TABLE = [
     (httpx.Response(429, json={"error": {"message": "rate limit"}}), "rate_limit"),
     (httpx.Response(500, json={"error": {"message": "boom"}}), "server_error"),
     (httpx.Response(503, text="unavailable"), "server_error"),
-    (httpx.Response(401, json={"error": {"message": "invalid api key"}}), "server_error"),
+    (httpx.Response(401, json={"error": {"message": "invalid api key"}}), "auth"),
+    (httpx.Response(403, json={"error": {"message": "key not allowed for this model"}}), "auth"),
     (httpx.Response(400, json={"error": {"message": "bad model"}}), "server_error"),
     (httpx.Response(200, text="not json at all"), "unparseable"),
     (httpx.Response(200, json={}), "unparseable"),
@@ -269,7 +270,7 @@ async def test_slow_provider_is_cut_at_timeout_s(make_groq) -> None:
     assert result == Classification(outcome=Outcome.ERROR, latency_s=0.25, error_kind="timeout")
 
 
-async def test_a_refused_request_warns_about_the_key_or_model(
+async def test_a_refused_key_is_kind_auth_with_a_hint_not_a_server_error(
     groq_api: respx.MockRouter, make_groq, settings: ClassifierSettings,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
@@ -277,11 +278,30 @@ async def test_a_refused_request_warns_about_the_key_or_model(
     groq_api.post(CHAT_URL).mock(return_value=reply)
     caplog.set_level(logging.WARNING, logger="stickyroute.classifier")
 
-    await make_groq(settings).classify(request())
+    result = await make_groq(settings).classify(request())
 
+    assert result.error_kind == "auth"
     assert [r.getMessage() for r in caplog.records] == [
-        "groq refused the request (check the API key and model): provider said 401: "
-        "Error code: 401 - {'error': {'message': 'Invalid API Key'}}"
+        "groq refused the API key: provider said 401: Error code: 401 - {'error': {'message': 'Invalid API Key'}}; "
+        "check the key in the environment variable GROQ_API_KEY (classifier.api_key_env): the provider refused it; "
+        "until it is fixed every switch that needs the classifier stays on the current route"
+    ]
+
+
+async def test_a_refused_request_warns_about_the_model(
+    groq_api: respx.MockRouter, make_groq, settings: ClassifierSettings,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    reply = httpx.Response(404, json={"error": {"message": "model not found"}})
+    groq_api.post(CHAT_URL).mock(return_value=reply)
+    caplog.set_level(logging.WARNING, logger="stickyroute.classifier")
+
+    result = await make_groq(settings).classify(request())
+
+    assert result.error_kind == "server_error"
+    assert [r.getMessage() for r in caplog.records] == [
+        "groq refused the request (check the model and the request): provider said 404: "
+        "Error code: 404 - {'error': {'message': 'model not found'}}"
     ]
 
 

@@ -11,6 +11,7 @@ from groq_fakes import CHAT_URL
 
 from stickyroute.classifier.groq import _translate
 from stickyroute.errors import (
+    ClassifierAuthError,
     ClassifierError,
     ClassifierRateLimited,
     ClassifierServerError,
@@ -35,8 +36,8 @@ EXPECTED_KIND = {
     "APIResponseValidationError": ClassifierUnparseable,
     "APIStatusError": ClassifierServerError,
     "BadRequestError": ClassifierServerError,
-    "AuthenticationError": ClassifierServerError,
-    "PermissionDeniedError": ClassifierServerError,
+    "AuthenticationError": ClassifierAuthError,
+    "PermissionDeniedError": ClassifierAuthError,
     "NotFoundError": ClassifierServerError,
     "ConflictError": ClassifierServerError,
     "UnprocessableEntityError": ClassifierServerError,
@@ -90,7 +91,8 @@ def test_every_public_groq_exception_is_translated_with_its_cause(name: str) -> 
 @pytest.mark.parametrize(
     ("status", "expected"),
     [(429, ClassifierRateLimited), (500, ClassifierServerError), (502, ClassifierServerError),
-     (418, ClassifierServerError), (408, ClassifierServerError)],
+     (418, ClassifierServerError), (408, ClassifierServerError), (401, ClassifierAuthError),
+     (403, ClassifierAuthError), (400, ClassifierServerError), (404, ClassifierServerError)],
 )
 def test_status_errors_map_by_status_code(status: int, expected: type[ClassifierError]) -> None:
     exc = groq.APIStatusError("status", response=_response(status), body=None)

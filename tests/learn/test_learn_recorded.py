@@ -11,10 +11,10 @@ import respx
 from stickyroute.cli.main import main
 from stickyroute.clock import FakeClock
 from stickyroute.config import load_config
+from stickyroute.forwarding.recording import Recorder
 from stickyroute.learn.labels import Evidence
 from stickyroute.learn.recorded import NoDecisions, labels_from_recording
 from stickyroute.replay.recorded import load_recording
-from stickyroute.replay.recording import Recorder
 from tests.proxy.harness import Proxy, telegram_text, upstream_set, write_config
 
 CHAT_URL = "https://api.groq.com/openai/v1/chat/completions"
@@ -94,6 +94,21 @@ async def test_learn_writes_packs_from_a_recording(recording, tmp_path, capsys) 
     assert out.startswith(f"learned from {path}: 2 conversations, 8 messages (4 labelled, 2 background, 2 context)\n")
     assert sorted(p.name for p in (tmp_path / "learned").iterdir()) == ["billing.toml", "coder.toml", "general.toml",
                                                                          "ops.toml"]
+
+
+async def test_learn_hint_names_the_packs_relative_to_the_config(recording, tmp_path, capsys, monkeypatch) -> None:
+    path, config_file = recording
+    monkeypatch.chdir(tmp_path.parent)
+    out = f"{tmp_path.name}/learned/"  # relative to the working folder, with a trailing slash
+    assert main(["learn", str(path), "--out", out]) == 0
+    hint = capsys.readouterr().out.splitlines()[-1]
+    assert hint == (f'next: add rules = "learned/<agent>.toml" to each [agents.<agent>] of a copy of {config_file} in '
+                    "the same folder (rules paths are relative to the config file), then stickyroute replay "
+                    f"{path} --config COPY (what-if), and reload")
+    copy = tmp_path / "copy.toml"
+    copy.write_text(config_file.read_text().replace('[agents."coder"]', '[agents."coder"]\nrules = '
+                                                                          '"learned/coder.toml"'))
+    assert load_config(copy, env={}).agents["coder"].keywords  # the hint's path loads from a copy beside the config
 
 
 def test_a_version_1_recording_has_no_decisions(tmp_path, capsys) -> None:

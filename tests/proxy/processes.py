@@ -109,7 +109,7 @@ class ProxyProcess:
         return f"http://127.0.0.1:{self.admin_port}"
 
     def start(self) -> None:
-        command = [sys.executable, "-m", "stickyroute.cli.main", "serve", "--config", str(self.config), "--host",
+        command = [sys.executable, "-m", "stickyroute", "serve", "--config", str(self.config), "--host",
                    "127.0.0.1", "--port", str(self.port), "--admin-port", str(self.admin_port)]
         if self.workers > 1:
             command += ["--workers", str(self.workers)]

@@ -1,8 +1,9 @@
 """The classifier wait is bounded per request, not per message, on a real uvicorn at 127.0.0.1:
 a WhatsApp POST of 6 first messages from 4 senders behind a hung Groq (respx; every call hangs
-until the proxy gives up) is answered after one `classifier.timeout_s`, not six: the four
-conversations are classified at the same time, the two second messages are past the request's
-deadline and go where their routes point (the default: reason `classifier_timeout`)."""
+until the proxy gives up; provider auto: Groq, its key set) is answered after one
+`classifier.timeout_s`, not six: the four conversations are classified at the same time, the two
+second messages are past the request's deadline and go where their routes point (the default:
+reason `classifier_timeout`)."""
 
 from __future__ import annotations
 
@@ -58,7 +59,7 @@ def test_a_whatsapp_batch_of_6_first_messages_from_4_senders_waits_one_classifie
             config = write_config(
                 tmp_path, ups, agents={"billing": 'keywords = ["invoice", "refund"]'},
                 whatsapp='[channels.whatsapp.overrides]\nauto_route = "sticky_heuristic"\n',
-                top=f'[classifier]\nprovider = "groq"\ntimeout_s = {TIMEOUT_S}\n[admin]\ntoken = "{TOKEN}"\n')
+                top=f'[classifier]\ntimeout_s = {TIMEOUT_S}\n[admin]\ntoken = "{TOKEN}"\n')
             service = Service(config, env={"GROQ_API_KEY": "gsk-test"}, groq_http_client=httpx.AsyncClient())
             with serving(service) as (public, admin), httpx.Client(timeout=HANG_GUARD_S * 2) as client:
                 started = time.monotonic()

@@ -83,7 +83,7 @@ def lengthened(value: object) -> object:
     return out
 
 
-@pytest.mark.parametrize("platform", sorted(p.name for p in PAYLOADS.iterdir()))
+@pytest.mark.parametrize("platform", sorted(p.name for p in PAYLOADS.iterdir() if p.name in {t.value for t in ChannelType}))
 def test_every_platforms_shipped_payloads_with_100_kb_ids_give_bounded_ids(platform) -> None:
     adapter = ADAPTERS[ChannelType(platform)]
     ids: list[str] = []

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 
 from stickyroute.clock import FakeClock
-from stickyroute.replay.recording import Recorder
+from stickyroute.forwarding.recording import Recorder
 from tests.proxy.harness import Proxy, telegram_text, upstream_set, whatsapp_text, write_config
 
 AGENTS = {"billing": 'keywords = ["invoice", "refund"]', "ops": 'keywords = ["kubernetes", "outage"]'}

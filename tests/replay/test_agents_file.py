@@ -47,12 +47,13 @@ def test_unknown_keys_name_the_file_and_the_key(tmp_path) -> None:
     ('[[agents]]\nname = "Hotel"\n', 'agents[0].name: "Hotel": expected lowercase letters, digits, - or _ (not auto or none)'),
     ('[[agents]]\nname = "a"\n[[agents]]\nname = "a"\n', 'agents[1].name: "a" is listed twice'),
     ('[[agents]]\nname = "a"\nkeywords = ["c++", 3]\n', 'agents[0].keywords[1]: expected a string, got the integer 3'),
-    ('[[agents]]\nname = "a"\nrules = "missing.toml"\n', "agents[0].rules: missing.toml: cannot read file: No such file or directory"),
+    ('[[agents]]\nname = "a"\nrules = "missing.toml"\n', "agents[0].rules: missing.toml: cannot read file: No such file or "
+     "directory (looked for <tmp>/missing.toml)"),
     ('name = "a"\n', "name: unknown key"),
 ])
 def test_each_problem_is_reported_with_its_key(tmp_path, text, expected) -> None:
     path = write(tmp_path / "agents.toml", text)
-    assert f"{path}: {expected}" in problems(path)
+    assert f"{path}: {expected.replace('<tmp>', str(tmp_path))}" in problems(path)
 
 
 def test_a_bad_pack_is_reported_under_the_agents_rules_key(tmp_path) -> None:

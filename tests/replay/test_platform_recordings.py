@@ -8,11 +8,11 @@ import pytest
 
 from stickyroute.clock import FakeClock
 from stickyroute.config import load_config
+from stickyroute.forwarding.recording import Recorder
 from stickyroute.learn.labels import Evidence
 from stickyroute.learn.recorded import labels_from_recording
 from stickyroute.replay.explain import explain
 from stickyroute.replay.recorded import compare, load_recording, route_recording
-from stickyroute.replay.recording import Recorder
 from tests.proxy.harness import Proxy, upstream_set, write_channels
 from tests.proxy.platforms import (
     DISCORD_PUBLIC,

@@ -10,6 +10,7 @@ from pathlib import Path
 from stickyroute import channels
 from stickyroute.config.model import Agent, Channel, ChannelType, Config, RoutingSettings, Strategy
 from stickyroute.forwarding.inbound import Inbound
+from stickyroute.forwarding.recording import Recorder, body_of
 from stickyroute.replay import cli as replay_cli
 from stickyroute.replay.offline import offline_router
 from stickyroute.replay.recorded import (
@@ -20,7 +21,6 @@ from stickyroute.replay.recorded import (
     read_recording,
     route_recording,
 )
-from stickyroute.replay.recording import Recorder, body_of
 from stickyroute.routing.engine import Decision
 
 DATA = Path(__file__).parent / "data"

@@ -1,4 +1,4 @@
-"""The shipped rule packs (rules/*.toml): they load, do not overlap and score what they should."""
+"""The shipped rule packs (stickyroute/rules/*.toml): they load, do not overlap and score what they should."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from stickyroute.config import RulePack, load_rule_pack
 from stickyroute.routing.keywords import AgentKeywords, KeywordScorer
 
-RULES = Path(__file__).resolve().parents[2] / "rules"
+RULES = Path(__file__).resolve().parents[2] / "stickyroute" / "rules"
 PACKS = ("billing", "coder", "debugger", "devops", "researcher", "sales", "support", "travel",
          "writer")
 
@@ -46,7 +46,7 @@ def test_pack_loads_with_description_and_sized_lists(name):
 def test_pack_header_documents_the_format(name):
     text = (RULES / f"{name}.toml").read_text(encoding="utf-8")
     assert text.startswith(
-        f'# Rule pack "{name}": merged into an agent with `rules = "rules/{name}.toml"`')
+        f'# Rule pack "{name}": merged into an agent with `rules = "builtin:{name}"`')
     for key in ("description", "aliases", "keywords", "weak_keywords"):
         assert f"#   {key}" in text, key
 

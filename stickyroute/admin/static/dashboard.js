@@ -9,6 +9,8 @@ const SVG = "http://www.w3.org/2000/svg"; // an XML namespace name, not a fetch
 const STATUS_COLOURS = { "1xx": "#98a2b3", "2xx": "#2e7d32", "3xx": "#5c6bc0", "4xx": "#ef8f00", "5xx": "#c62828", "0xx": "#98a2b3" };
 const PALETTE = ["#2f6fed", "#2e7d32", "#ef8f00", "#8e24aa", "#00897b", "#c62828", "#6d4c41", "#d81b60",
   "#546e7a", "#7cb342", "#3949ab", "#f4511e"];
+const OTHER = "(rarer)"; // the rare keys of a chart with more keys than PALETTE has colours, stacked as one
+const OTHER_COLOUR = "#98a2b3";
 
 const state = { signedIn: false, timer: null, stream: null, seen: new Set(), agents: [], channels: [], demo: true };
 
@@ -131,7 +133,20 @@ function showStatus(status) {
 
 function colour(key, fixed, keys) {
   if (fixed && fixed[key]) return fixed[key];
-  return PALETTE[Math.max(keys.indexOf(key), 0) % PALETTE.length]; // distinct within a chart, in name order
+  if (key === OTHER) return OTHER_COLOUR;
+  return PALETTE[Math.max(keys.indexOf(key), 0)]; // `keys` never has more than PALETTE (groupRare): distinct
+}
+
+// The keys a chart shows: all of them when PALETTE has a colour for each; else the PALETTE.length - 1
+// largest over the window (ties by name) and OTHER for the rest, so every colour of a chart is distinct
+// whatever the number of keys. Returns { shown: [sorted keys], members: Map(rare key -> total) }.
+function groupRare(totals, fixed) {
+  const keys = [...totals.keys()].sort();
+  if (fixed || keys.length <= PALETTE.length) return { shown: keys, members: new Map() };
+  const ranked = [...keys].sort((a, b) => totals.get(b) - totals.get(a) || (a < b ? -1 : 1));
+  const kept = new Set(ranked.slice(0, PALETTE.length - 1));
+  const members = new Map(ranked.slice(PALETTE.length - 1).map((key) => [key, totals.get(key)]));
+  return { shown: [...keys.filter((key) => kept.has(key)), OTHER], members };
 }
 
 function showSeries(series) {
@@ -142,7 +157,7 @@ function showSeries(series) {
 function drawChart(name, series, pick, fixed) {
   const box = $("chart-" + name);
   const slots = Math.round((series.end - series.start) / series.bucket_s);
-  const keys = new Set();
+  const totals = new Map();
   const counts = new Map();
   let total = 0;
   let peak = 0;
@@ -151,10 +166,22 @@ function drawChart(name, series, pick, fixed) {
     const slot = Math.round((bucket.start - series.start) / series.bucket_s);
     counts.set(slot, values);
     let sum = 0;
-    for (const [key, value] of Object.entries(values)) { keys.add(key); sum += value; }
+    for (const [key, value] of Object.entries(values)) { totals.set(key, (totals.get(key) || 0) + value); sum += value; }
     total += sum;
     peak = Math.max(peak, sum);
   }
+  const { shown: sorted, members } = groupRare(totals, fixed);
+  if (members.size) {
+    for (const [slot, values] of counts) {
+      const grouped = {};
+      for (const [key, value] of Object.entries(values)) {
+        const into = members.has(key) ? OTHER : key;
+        grouped[into] = (grouped[into] || 0) + value;
+      }
+      counts.set(slot, grouped);
+    }
+  }
+  const rare = [...members].map(([key, count]) => `${key} ${count}`).join(", ");
   const width = Math.max(box.clientWidth, 300);
   const height = 150;
   const left = 34, bottom = 16, top = 6;
@@ -165,7 +192,6 @@ function drawChart(name, series, pick, fixed) {
   svg.setAttribute("viewBox", `0 0 ${width} ${height}`);
   svg.setAttribute("role", "img");
   svg.setAttribute("aria-label", `${name} over the last 15 minutes: ${total}`);
-  const sorted = [...keys].sort();
   for (const [slot, values] of counts) {
     let y = top + plotH;
     for (const key of sorted) {
@@ -181,7 +207,7 @@ function drawChart(name, series, pick, fixed) {
       rect.setAttribute("fill", colour(key, fixed, sorted));
       rect.setAttribute("data-key", key);
       const tip = document.createElementNS(SVG, "title");
-      tip.textContent = `${clock(series.start + slot * series.bucket_s)} ${key}: ${value}`;
+      tip.textContent = `${clock(series.start + slot * series.bucket_s)} ${key}: ${value}` + (key === OTHER ? ` (15 min: ${rare})` : "");
       rect.append(tip);
       svg.append(rect);
     }
@@ -199,8 +225,9 @@ function drawChart(name, series, pick, fixed) {
   box.setAttribute("data-total", String(total));
   box.setAttribute("data-keys", sorted.join(","));
   $(name + "-total").textContent = `${total} in 15 min`;
-  $("legend-" + name).replaceChildren(...sorted.map((key) =>
-    el("li", {}, el("span", { class: "swatch", style: `background:${colour(key, fixed, sorted)}` }), key)));
+  $("legend-" + name).replaceChildren(...sorted.map((key) => el("li", { title: key === OTHER ? rare : key },
+    el("span", { class: "swatch", style: `background:${colour(key, fixed, sorted)}` }),
+    key === OTHER ? `${members.size} rarer` : key)));
 }
 
 function niceCeiling(value) {
