@@ -2,6 +2,9 @@
 
     app.py            create_admin_app(ops): the Starlette app from the route table, behind auth
     auth.py           BearerAuth: the `[admin] token` (header or session cookie); open probes
+    body.py           BodyCap: no body over `[admin] max_body_bytes` is read (413)
+    throttle.py       AuthThrottle: failed authentications per client address (429)
+    sessions.py       Sessions: the browser sessions behind the cookie (random ids, bounded)
     ports.py          AdminOps: what the routes need of the running proxy (stickyroute/server/operations.py)
     endpoint.py       Endpoint, Param: one route as data (served and documented from it)
     operations.py     probes, stats, status, series, agents, explain, reload, demo agents, session

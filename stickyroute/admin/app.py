@@ -1,5 +1,6 @@
 """The admin listener (127.0.0.1 by default): probes, metrics, stats and the /v1 API, one
-Starlette app built from the route table (`ENDPOINTS`), behind `BearerAuth`.
+Starlette app built from the route table (`ENDPOINTS`), behind `BodyCap` (no body over `[admin]
+max_body_bytes` is read) and `BearerAuth` (tokens, sessions, the failed-authentication throttle).
 
 Routes and what they answer: README "Operating it", and `GET /v1/openapi.json` (generated from
 the same table). JSON in and out; errors are `{"error", "detail"}` (proxy.admin.errors).
@@ -15,6 +16,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from stickyroute.admin.auth import BearerAuth
+from stickyroute.admin.body import BodyCap
 from stickyroute.admin.conversations import ENDPOINTS as CONVERSATIONS
 from stickyroute.admin.dashboard import ENDPOINTS as DASHBOARD
 from stickyroute.admin.decisions import ENDPOINTS as DECISIONS
@@ -65,5 +67,6 @@ def create_admin_app(ops: AdminOps) -> Starlette:
     """The admin ASGI app over `ops` (the running service's operations)."""
     routes = [Route(e.path, _bound(e.handler, ops), methods=[e.method]) for e in ENDPOINTS]
     app = Starlette(routes=routes, exception_handlers={404: _not_found, 405: _not_allowed})
-    app.add_middleware(BearerAuth, token=ops.token)
+    app.add_middleware(BearerAuth, ops=ops)
+    app.add_middleware(BodyCap, limit=lambda: ops.admin().max_body_bytes)  # added last: outermost
     return app

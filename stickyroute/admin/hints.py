@@ -7,7 +7,8 @@ and `done`.
                      {"conversation": "...", "hint": "done", "then": "<agent handed to (optional)>"}
 
 Authenticated by agent tokens, not the admin token (`stickyroute.admin.auth.OPEN_PATHS` lets it
-through); the answers are `stickyroute.hints.service.AgentSignals.from_api`'s.
+through); the answers are `stickyroute.hints.service.AgentSignals.from_api`'s. A wrong agent token
+counts against the client address's throttle (proxy.admin.throttle), a right one resets it.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
+from stickyroute.admin.auth import throttle_check, throttle_record
 from stickyroute.admin.endpoint import Endpoint
 from stickyroute.admin.ports import AdminOps
 
@@ -24,7 +26,15 @@ HINTS_PATH = "/v1/hints"
 
 
 async def post_hint(ops: AdminOps, request: Request) -> Response:
-    status, answer = await ops.agent_hint(request.headers.get("authorization"), await request.body())
+    address, refusal = throttle_check(ops, request.scope)
+    if refusal is not None:
+        return refusal
+    authorization = request.headers.get("authorization")
+    status, answer = await ops.agent_hint(authorization, await request.body())
+    if status != 401:  # the agent's token was right
+        throttle_record(ops, address, True)
+    elif authorization and authorization.partition(" ")[2].strip():  # a token, and a wrong one
+        throttle_record(ops, address, False)
     return JSONResponse(answer, status_code=status)
 
 
@@ -50,6 +60,8 @@ ENDPOINTS = (
                              "(valid but ignored)",
                         401: "a missing or unknown agent token", 403: "the token's agent is not the conversation's "
                         "current agent", 404: "an expired, forged or malformed conversation token, or no live route",
-                        422: "a bad body (`field: reason`)", 429: "over [hints] rate_per_s for this agent"},
+                        413: "a body over [admin] max_body_bytes", 422: "a bad body (`field: reason`)",
+                        429: "over [hints] rate_per_s for this agent, or too many failed authentications from this "
+                             "address (Retry-After)"},
              tag="agents"),
 )

@@ -9,7 +9,7 @@ reload, demo agents, and signing in for a browser page.
     POST /v1/explain                                   `stickyroute explain` on the running config
     POST /v1/reload                                    re-read the config file (SIGHUP does the same)
     GET  /v1/demo/agents, POST /v1/demo/agents/{name}/pause|resume
-    POST /v1/session {"token"}, DELETE /v1/session     set / clear the browser's session cookie
+    POST /v1/session {"token"}, DELETE /v1/session     open / revoke a browser session (its cookie)
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import json
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 
-from stickyroute.admin.auth import COOKIE, token_matches
+from stickyroute.admin.auth import COOKIE, throttle_check, throttle_record, token_matches
 from stickyroute.admin.endpoint import Endpoint, Param
 from stickyroute.admin.errors import ApiError
 from stickyroute.admin.params import json_object, optional_int, optional_string, query_number, required_string
@@ -84,17 +84,28 @@ async def resume(ops: AdminOps, request: Request) -> Response:
 
 
 async def sign_in(ops: AdminOps, request: Request) -> Response:
+    address, refusal = throttle_check(ops, request.scope)
+    if refusal is not None:
+        return refusal
     token = required_string(await json_object(request, ("token",)), "token")
-    if not token_matches(token, ops.token()):
-        raise ApiError(401, "unauthorized", "wrong token" if ops.token() else "no admin token is configured")
+    settings = ops.admin()
+    if not token_matches(token, settings.token):
+        if settings.token:
+            throttle_record(ops, address, False)
+        raise ApiError(401, "unauthorized", "wrong token" if settings.token else "no admin token is configured")
+    throttle_record(ops, address, True)
+    assert settings.token is not None
+    session = ops.sessions.open(settings.token, ops.now(), settings.session_max_age_s)
     response = Response(status_code=204)
-    response.set_cookie(COOKIE, token, httponly=True, samesite="strict", path="/")
+    response.set_cookie(COOKIE, session, max_age=max(1, int(settings.session_max_age_s)), httponly=True,
+                        samesite="strict", path="/", secure=settings.behind_tls)
     return response
 
 
-async def sign_out(_ops: AdminOps, _request: Request) -> Response:
+async def sign_out(ops: AdminOps, request: Request) -> Response:
+    ops.sessions.close(request.cookies.get(COOKIE))
     response = Response(status_code=204)
-    response.delete_cookie(COOKIE, path="/", httponly=True, samesite="strict")
+    response.delete_cookie(COOKIE, path="/", httponly=True, samesite="strict", secure=ops.admin().behind_tls)
     return response
 
 
@@ -135,10 +146,12 @@ ENDPOINTS = (
              params=_NAME, responses=_DEMO, tag="demo"),
     Endpoint("POST", "/v1/demo/agents/{name}/resume", resume, "Resume a paused demo agent", params=_NAME,
              responses=_DEMO, tag="demo"),
-    Endpoint("POST", "/v1/session", sign_in, "Sign a browser in: sets the HttpOnly session cookie", auth=False,
+    Endpoint("POST", "/v1/session", sign_in, "Sign a browser in: a new session id in the HttpOnly session "
+             "cookie (never the token)", auth=False,
              body={"type": "object", "required": ["token"], "properties": {"token": {"type": "string"}}},
-             responses={204: "signed in", 401: "wrong token, or none configured", 422: "a bad body"},
-             tag="session"),
-    Endpoint("DELETE", "/v1/session", sign_out, "Sign a browser out: clears the session cookie", auth=False,
-             responses={204: "signed out"}, tag="session"),
+             responses={204: "signed in", 401: "wrong token, or none configured", 413: "a body over [admin] "
+                        "max_body_bytes", 422: "a bad body", 429: "too many failed authentications from this "
+                        "address (Retry-After)"}, tag="session"),
+    Endpoint("DELETE", "/v1/session", sign_out, "Sign a browser out: revokes its session and clears the cookie",
+             auth=False, responses={204: "signed out"}, tag="session"),
 )

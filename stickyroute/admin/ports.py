@@ -10,6 +10,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Protocol
 
+from stickyroute.admin.sessions import Sessions
+from stickyroute.admin.throttle import AuthThrottle
+from stickyroute.config.listeners import AdminSettings
 from stickyroute.observe.ring import Subscription
 
 __all__ = ["AdminOps"]
@@ -20,8 +23,21 @@ Json = dict[str, Any]
 class AdminOps(Protocol):
     """The operations behind each admin route (see the module docstring)."""
 
+    sessions: Sessions
+    """The browser sessions of this admin listener (proxy.admin.sessions)."""
+    throttle: AuthThrottle
+    """Failed authentications per client address (proxy.admin.throttle)."""
+
     def token(self) -> str | None:
         """The running config's `[admin] token` (None: the API is closed)."""
+        ...
+
+    def admin(self) -> AdminSettings:
+        """The running config's `[admin]` settings (a reload applies at once)."""
+        ...
+
+    def now(self) -> float:
+        """The service's clock (seconds, wall time): sessions and the throttle."""
         ...
 
     def readiness(self) -> str:

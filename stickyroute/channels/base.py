@@ -24,6 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from stickyroute.config.ids import bounded_id
 from stickyroute.config.model import Agent, Channel, ChannelType
 from stickyroute.errors import StickyrouteError
 from stickyroute.reply import RawHeaders, Reply
@@ -97,13 +98,14 @@ class ChannelAdapter(Protocol):
 
 
 def ids_or_positions(envelopes: Sequence[Envelope], body: bytes) -> list[str]:
-    """Each envelope's delivery id, or for an item without one (an account event) its place in
-    this exact body (`<16 hex of SHA-256(body)>:<item path>`), so a retried POST finds it."""
+    """Each envelope's delivery id (`bounded_id`: a long one as its digest), or for an item without
+    one (an account event) its place in this exact body (`<16 hex of SHA-256(body)>:<item path>`),
+    so a retried POST finds it."""
     digest: str | None = None
     keys = []
     for envelope in envelopes:
         if envelope.delivery_id is not None:
-            keys.append(envelope.delivery_id)
+            keys.append(bounded_id(envelope.delivery_id))  # `<wamid>:<status>` is built, not normalised
             continue
         if digest is None:
             digest = hashlib.sha256(body).hexdigest()[:16]

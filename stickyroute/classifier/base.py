@@ -30,6 +30,7 @@ class Outcome(enum.Enum):
     ERROR = "error"          # the provider failed (timeout, rate limit, 5xx, unparseable...)
     BUDGET = "budget"        # not called: the channel's calls-per-minute budget is spent
     OPEN = "open"            # not called: the circuit breaker is open
+    DEADLINE = "deadline"    # not called: the request's classifier deadline had passed (routing.deadline)
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,7 +56,8 @@ class ClassificationRequest:
     """What the engine asks: classify `text` among `candidates`, knowing the `current` agent.
 
     `context` holds the sender's previous messages (oldest first), only when the classifier's
-    `context_messages` setting is above 0.
+    `context_messages` setting is above 0. `timeout_s` is what is left of the request's
+    classifier deadline (seconds; None: the classifier's own `timeout_s` alone bounds the call).
     """
 
     channel: str
@@ -63,6 +65,7 @@ class ClassificationRequest:
     candidates: tuple[Candidate, ...]
     current: str | None = None
     context: tuple[str, ...] = ()
+    timeout_s: float | None = None
 
 
 class Classifier(Protocol):

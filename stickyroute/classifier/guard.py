@@ -3,7 +3,8 @@
     GuardedClassifier.classify(request)
       breaker open (cool-down running)   -> Outcome.OPEN    (not called; reason classifier_open)
       channel's token bucket empty       -> Outcome.BUDGET  (not called; reason classifier_budget)
-      else inner.classify in timeout_s   -> its result, or Outcome.ERROR kind `timeout`
+      else inner.classify in timeout_s   -> its result, or Outcome.ERROR kind `timeout` (timeout_s, or
+                                            less: what is left of the request's deadline)
     then: breaker and stats updated, one structured log line.
 
 The budget is a `stickyroute.state.budget.ClassifierBudget` (a `TokenBucket` per channel, in this
@@ -163,8 +164,11 @@ class GuardedClassifier:
                 if trial:
                     self.breaker.release()
                 return self._done(request, Classification(outcome=Outcome.BUDGET))
+        timeout_s = self._settings.timeout_s
+        if request.timeout_s is not None:  # what is left of the request's deadline
+            timeout_s = min(timeout_s, request.timeout_s)
         try:
-            async with asyncio.timeout(self._settings.timeout_s):
+            async with asyncio.timeout(timeout_s):
                 result = await self.inner.classify(request)
         except TimeoutError:
             result = Classification(outcome=Outcome.ERROR, error_kind="timeout")

@@ -1,10 +1,9 @@
 """Configuration: `load_config` / `check_config` read a TOML file into frozen dataclasses."""
 
+from stickyroute.config.listeners import MIB, AdminSettings, ServerSettings
 from stickyroute.config.loader import check_config, load_config
 from stickyroute.config.model import (
     DEFAULT_ACKNOWLEDGEMENTS,
-    MIB,
-    AdminSettings,
     Agent,
     AgentHints,
     Binding,
@@ -14,7 +13,6 @@ from stickyroute.config.model import (
     Config,
     HintSettings,
     RoutingSettings,
-    ServerSettings,
     Strategy,
     ThreadRoute,
     UpstreamSettings,

@@ -16,15 +16,8 @@ from typing import Any
 from stickyroute.config._reader import Table, quote
 from stickyroute.config._tokens import bearer_token_problem
 from stickyroute.config.choices import CLASSIFIER_PROVIDERS, LOG_FORMATS, LOG_LEVELS
-from stickyroute.config.model import (
-    AdminSettings,
-    AgentHints,
-    ClassifierSettings,
-    RoutingSettings,
-    ServerSettings,
-    Strategy,
-    UpstreamSettings,
-)
+from stickyroute.config.listeners import AdminSettings, ServerSettings
+from stickyroute.config.model import AgentHints, ClassifierSettings, RoutingSettings, Strategy, UpstreamSettings
 
 _PORT_MAX = 65535
 _WILDCARD_HOSTS = ("", "0.0.0.0", "::")
@@ -60,31 +53,51 @@ def read_server(table: Table | None, config_dir: Path) -> ServerSettings:
     host = table.string("host")
     port = table.integer("port", minimum=1, maximum=_PORT_MAX)
     max_body_bytes = table.integer("max_body_bytes", minimum=1)
-    proxies = table.indexed_strings("trusted_proxies")
-    networks: tuple[str, ...] | None = None
-    if proxies is not None:
-        valid = []
-        for i, text in proxies:
-            try:
-                valid.append(str(ipaddress.ip_network(text.strip(), strict=False)))
-            except ValueError:
-                table.error(f"trusted_proxies[{i}]", f"not an IP network (CIDR): {quote(text)}")
-        networks = tuple(valid)
     values = _present(
         host=host,
         port=port,
         max_body_bytes=max_body_bytes,
-        trusted_proxies=networks,
+        trusted_proxies=_networks(table, "trusted_proxies"),
         ssl_certfile=_existing_file(table, "ssl_certfile", config_dir),
         ssl_keyfile=_existing_file(table, "ssl_keyfile", config_dir),
         drain_s=table.number("drain_s"),
         log_format=table.choice("log_format", LOG_FORMATS),
         log_level=table.choice("log_level", LOG_LEVELS),
+        **_edge(table),
     )
     for key, other in (("ssl_certfile", "ssl_keyfile"), ("ssl_keyfile", "ssl_certfile")):
         if table.has(other) and not table.has(key):
             table.error(key, f"is required when {other} is set")
     return ServerSettings(**values)
+
+
+def _networks(table: Table, key: str) -> tuple[str, ...] | None:
+    """An array of CIDRs, normalised (each bad one reported as `key[i]` and left out)."""
+    items = table.indexed_strings(key)
+    if items is None:
+        return None
+    valid = []
+    for i, text in items:
+        try:
+            valid.append(str(ipaddress.ip_network(text.strip(), strict=False)))
+        except ValueError:
+            table.error(f"{key}[{i}]", f"not an IP network (CIDR): {quote(text)}")
+    return tuple(valid)
+
+
+MIN_HEADER_BYTES = 1024
+"""`max_header_bytes` below this would refuse ordinary requests."""
+
+
+def _edge(table: Table) -> dict[str, Any]:
+    """The limits both listeners share (`stickyroute.server.edge`), as given in `table`."""
+    return _present(
+        header_timeout_s=table.number("header_timeout_s", positive=True),
+        body_timeout_s=table.number("body_timeout_s", positive=True),
+        keepalive_timeout_s=table.number("keepalive_timeout_s", positive=True),
+        max_connections=table.integer("max_connections", minimum=1),
+        max_header_bytes=table.integer("max_header_bytes", minimum=MIN_HEADER_BYTES),
+    )
 
 
 def _existing_file(table: Table, key: str, config_dir: Path) -> str | None:
@@ -114,6 +127,13 @@ def read_admin(table: Table | None, server: ServerSettings) -> AdminSettings:
         host=table.string("host"),
         port=table.integer("port", minimum=1, maximum=_PORT_MAX),
         token=token,
+        max_body_bytes=table.integer("max_body_bytes", minimum=1),
+        auth_failures=table.integer("auth_failures", minimum=1),
+        auth_window_s=table.number("auth_window_s", positive=True),
+        trusted_proxies=_networks(table, "trusted_proxies"),
+        session_max_age_s=table.number("session_max_age_s", positive=True),
+        behind_tls=table.boolean("behind_tls"),
+        **_edge(table),
     ))
     same_host = admin.host == server.host or {admin.host, server.host} & set(_WILDCARD_HOSTS)
     if table.has("port") and admin.port == server.port and same_host:

@@ -4,13 +4,24 @@ Ids are never coerced: a JSON number becomes its decimal string, a string is kep
 (surrounding whitespace and one leading `+` removed). `ascii_int` is the only way a payload
 string becomes a number, and it accepts plain ASCII integers only (`"²"`, `"٣"`, `"３"` stay
 strings: `str.isdigit()` and `int()` accept them, Telegram does not mean them as numbers).
+
+Ids are bounded where they enter: one longer than `MAX_ID_BYTES` (UTF-8) becomes
+`#<64 hex of its SHA-256>` (`bounded_id`), so whatever a payload sends, no route, switch
+budget, delivery key or cache holds more than that per id. Real platform ids are far shorter
+(Telegram: 64-bit integers; WhatsApp: phone numbers, wamids of about 60 characters).
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 
-__all__ = ["ascii_int", "normalise_id"]
+__all__ = ["MAX_ID_BYTES", "ascii_int", "bounded_id", "normalise_id"]
+
+MAX_ID_BYTES = 256
+"""Longest id (UTF-8 bytes) kept as written; a longer one is kept as its digest."""
+_SURELY_SHORT = MAX_ID_BYTES // 4
+"""Characters that cannot exceed `MAX_ID_BYTES` (UTF-8 takes at most 4 bytes a character)."""
 
 _ASCII_INT = re.compile(r"-?[0-9]+")
 
@@ -26,13 +37,24 @@ def normalise_id(value: object) -> str | None:
     if value is None or isinstance(value, bool):
         return None
     if isinstance(value, int):
-        return str(value)
+        return bounded_id(str(value))
     if isinstance(value, float) and value.is_integer():
-        return str(int(value))
+        return bounded_id(str(int(value)))
     text = str(value).strip()
     if text.startswith("+"):
         text = text[1:]
-    return text or None
+    return bounded_id(text) if text else None
+
+
+def bounded_id(text: str) -> str:
+    """`text` when it takes at most `MAX_ID_BYTES` in UTF-8, else `#` and the 64 hex of its SHA-256
+    (the same id always gives the same digest, so a long id still keys one route)."""
+    if len(text) <= _SURELY_SHORT:
+        return text
+    raw = text.encode("utf-8", "surrogatepass")
+    if len(raw) <= MAX_ID_BYTES:
+        return text
+    return "#" + hashlib.sha256(raw).hexdigest()
 
 
 def ascii_int(text: str | None) -> int | None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from stickyroute.config.choices import ChannelType
+from stickyroute.config.key_docs_edge import EDGE_DESCRIPTIONS
 
 __all__ = ["DESCRIPTIONS", "FIELDS", "INTRO", "TABLES", "Doc", "Table"]
 
@@ -130,6 +131,7 @@ DESCRIPTIONS: dict[str, str | Doc] = {
     "admin.port": "Listen port; must differ from `server.port` on the same host. `serve --admin-port` overrides it.",
     "admin.token": "Bearer token of `/stats`, `/v1/...` and the dashboard, e.g. `\"${STICKYROUTE_ADMIN_TOKEN}\"`; "
                    "none: they answer 401. Printable ASCII without spaces; shorter than 16 characters is a warning.",
+    **EDGE_DESCRIPTIONS,  # both listeners' limits, the throttle and sessions (key_docs_edge.py)
     # [upstream]
     "upstream.connect_timeout_s": "To connect to an agent, and to wait for a free connection of its pool (then 503).",
     "upstream.timeout_s": "With `connect_timeout_s`, the longest the platform waits for an agent's answer (then 504).",

@@ -11,49 +11,17 @@ from dataclasses import dataclass, field
 
 from stickyroute.config.agent import Agent
 from stickyroute.config.choices import AgentHints, ChannelType, Strategy
+from stickyroute.config.listeners import MIB, AdminSettings, ServerSettings
 from stickyroute.config.platform_api import PlatformApi
 
 __all__ = ["DEFAULT_ACKNOWLEDGEMENTS", "MIB", "STATE_BACKENDS", "AdminSettings", "Agent", "AgentHints", "Binding",
            "Channel", "ChannelType", "ClassifierSettings", "Config", "HintSettings", "PlatformApi", "RoutingSettings",
            "ServerSettings", "StateSettings", "Strategy", "ThreadRoute", "UpstreamSettings"]
 
-MIB = 1024 * 1024
-
 DEFAULT_ACKNOWLEDGEMENTS: tuple[str, ...] = (
     "ok", "okay", "k", "thanks", "thank you", "thx", "ty", "cool", "great", "nice",
     "got it", "sounds good", "👍",
 )
-
-
-@dataclass(frozen=True, slots=True)
-class ServerSettings:
-    """`[server]`: the public webhook listener."""
-
-    host: str = "0.0.0.0"
-    port: int = 8080
-    max_body_bytes: int = 5 * MIB
-    """Largest accepted request body in bytes; larger bodies get 413."""
-    trusted_proxies: tuple[str, ...] = ("127.0.0.0/8", "::1/128")
-    """CIDRs whose X-Forwarded-* headers are extended rather than replaced."""
-    ssl_certfile: str | None = None
-    ssl_keyfile: str | None = None
-    drain_s: float = 25.0
-    """Graceful shutdown (SIGTERM): how long in-flight webhooks may still finish (seconds); a
-    request still running then is answered 503 so the platform retries it."""
-    log_format: str = "text"
-    """`text` or `json` lines on stderr, every logger of every process (`stickyroute.server.logs`)."""
-    log_level: str = "info"
-    """The least severe records written: `debug`, `info`, `warning` or `error`."""
-
-
-@dataclass(frozen=True, slots=True)
-class AdminSettings:
-    """`[admin]`: the separate listener: /healthz, /readyz, /metrics for everyone; /stats and
-    the admin API under /v1/ with `Authorization: Bearer <token>` (no token: those answer 401)."""
-
-    host: str = "127.0.0.1"
-    port: int = 9090
-    token: str | None = field(default=None, repr=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -243,8 +211,8 @@ class Config:
     path: str
     agents: Mapping[str, Agent]
     channels: Mapping[str, Channel]
-    server: ServerSettings = ServerSettings()
-    admin: AdminSettings = AdminSettings()
+    server: ServerSettings = field(default_factory=ServerSettings)
+    admin: AdminSettings = field(default_factory=AdminSettings)
     upstream: UpstreamSettings = UpstreamSettings()
     routing: RoutingSettings = RoutingSettings()
     classifier: ClassifierSettings = ClassifierSettings()

@@ -8,6 +8,7 @@
     headers.py    hop-by-hop stripping, X-Forwarded-*, our markers
     replies.py    answers the proxy composes itself
     recording.py  `serve --record FILE`: the recording file format and its writer (replay/ reads it)
+    lanes.py      run_lanes: a request's conversations decided concurrently, each in body order
 """
 
 from stickyroute.forwarding.app import create_app

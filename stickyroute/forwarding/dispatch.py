@@ -1,8 +1,8 @@
 """Dispatch: the one async driver of a webhook request, from inbound bytes to the relayed reply.
 
     inbound ─▶ adapter.handshake? ─▶ adapter.authenticate ─▶ adapter.parse ─▶ DeliveryLog.claim
-            ─▶ Router.decide per item (first decisions reused) ─▶ one body, or adapter.split per
-               agent ─▶ Leg.forward ─▶ DeliveryLog.complete | fail ─▶ Reply
+            ─▶ Router.decide per item (first decisions reused; `lanes`) ─▶ one body, or adapter.split
+               per agent ─▶ Leg.forward ─▶ DeliveryLog.complete | fail ─▶ Reply
 
 Knows no platform: every platform question goes to the channel's adapter (`stickyroute.channels`).
 One path for one or many envelopes. Reads the wall clock once per request (and a monotonic timer
@@ -32,14 +32,16 @@ from stickyroute.config.model import Agent, Channel, Config
 from stickyroute.core.delivery import DecisionMemo, DeliveryKey
 from stickyroute.errors import UnparsedUpdate, UpstreamError, UpstreamTimeout
 from stickyroute.forwarding.inbound import Inbound
+from stickyroute.forwarding.lanes import run_lanes
 from stickyroute.forwarding.late import LateAnswers
 from stickyroute.forwarding.leg import REPLY_DROPPED, Forwarding
-from stickyroute.forwarding.offload import Breather, chunks, offload
+from stickyroute.forwarding.offload import chunks, offload
 from stickyroute.forwarding.pending import Item, Pending
 from stickyroute.forwarding.replies import answer_of, redelivered, summary, text_reply
 from stickyroute.hints import AgentSignals
 from stickyroute.observe import Accounting
 from stickyroute.reply import Reply
+from stickyroute.routing.deadline import ClassifierDeadline
 from stickyroute.routing.engine import Decision
 from stickyroute.routing.envelope import Envelope
 from stickyroute.routing.router import Router
@@ -161,17 +163,21 @@ class Dispatcher:
         outcomes = pending.outcomes
         lates: _Lates = {}
         try:
-            breathe = Breather() if len(envelopes) > 1 else None
-            for envelope, key in zip(envelopes, keys, strict=True):
-                if breathe is not None:
-                    await breathe()
-                if key in mine:
-                    decision = await self._decide(channel, envelope, claims[key], now)
-                    items.append((envelope, decision, key))
-                    decisions.append(decision)
-                else:
-                    memo = claims[key].memo
-                    decisions.append(Decision(memo.agent, memo.reason) if memo is not None else None)
+            todo = [(envelope, key) for envelope, key in zip(envelopes, keys, strict=True) if key in mine]
+            decided: list[Decision | None] = [None] * len(todo)
+            deadline = ClassifierDeadline(self.config.classifier.timeout_s, self.timer)  # one per request
+
+            async def run(i: int) -> None:  # conversations concurrently, each in body order
+                decided[i] = await self._decide(channel, todo[i][0], claims[todo[i][1]], now, deadline)
+
+            try:
+                await run_lanes(len(todo), lambda i: self.router.lane(channel.name, todo[i][0]), run)
+            finally:  # cut short (the drain deadline): what was decided keeps its memo
+                items.extend((e, d, k) for (e, k), d in zip(todo, decided, strict=True) if d is not None)
+            made = iter(decided)
+            for key in keys:
+                memo = claims[key].memo
+                decisions.append(next(made) if key in mine else Decision(memo.agent, memo.reason) if memo else None)
             reply = await self._send(adapter, channel, inbound, items, len(envelopes), outcomes, lates, now)
         finally:
             memos = {key: DecisionMemo(d.agent, d.reason) for _e, d, key in items}
@@ -180,14 +186,15 @@ class Dispatcher:
             return reply
         return summary(list({id(r): r for r in outcomes.values()}.values()) + earlier)
 
-    async def _decide(self, channel: Channel, envelope: Envelope, claim: Claim, now: float) -> Decision:
+    async def _decide(self, channel: Channel, envelope: Envelope, claim: Claim, now: float,
+                      deadline: ClassifierDeadline) -> Decision:
         """The router's decision, or the first attempt's (a retry goes where the first went, unless
         a reload removed that agent); a bug while deciding sends the item to the default (never
         a 5xx)."""
         if claim.memo is not None and claim.memo.agent in self.config.agents:
             return Decision(claim.memo.agent, claim.memo.reason)
         try:
-            return await self.router.decide(channel.name, envelope, now)
+            return await self.router.decide(channel.name, envelope, now, deadline)
         except Exception:
             log.exception("routing failed on %s; forwarding to the default %s", channel.name, channel.default_agent)
             return Decision(channel.default_agent, "routing_error")

@@ -47,7 +47,8 @@ import aiohttp
 import yarl
 
 from stickyroute.channels.base import BodyPart
-from stickyroute.config.model import Agent, ServerSettings, UpstreamSettings
+from stickyroute.config.listeners import ServerSettings
+from stickyroute.config.model import Agent, UpstreamSettings
 from stickyroute.errors import PlatformGone, UpstreamConnectError, UpstreamError, UpstreamTimeout
 from stickyroute.forwarding.body import BodyTooLarge, read_capped
 from stickyroute.forwarding.deadlines import Deadlines

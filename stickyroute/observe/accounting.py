@@ -15,7 +15,7 @@ redelivery) is one entry without an envelope. Each entry is one JSON line on the
 
     {"channel", "conversation" (12 hex of the key's SHA-256, null without a sender), "kind",
      "agent" (null: answered by the proxy), "reason", "status", "switched" (only when true),
-     "scores" (when scored), "text" (only with log_text)}
+     "scores" (when scored), "text" (only with log_text; its first KEPT_TEXT_CHARS characters)}
 
 and the same dict (plus "time" and "id") goes to the ring. In the JSON log format the line's keys
 are the record's fields and its message is "decision" (`stickyroute.server.logs`). The request is counted once in
@@ -40,14 +40,14 @@ from stickyroute.observe.ring import DecisionRing
 from stickyroute.observe.series import Series
 from stickyroute.routing.decision import RELEASED
 from stickyroute.routing.engine import Decision
-from stickyroute.routing.envelope import Envelope
+from stickyroute.routing.envelope import KEPT_TEXT_CHARS, Envelope
 
 __all__ = ["Accounting", "Entry", "conversation_of"]
 
 log = logging.getLogger("stickyroute.decision")
 _ENCODE = json.JSONEncoder(ensure_ascii=False).encode
 """One encoder for every decision line (`json.dumps` with options builds a new one per call)."""
-_SKIPS = (Outcome.BUDGET, Outcome.OPEN)
+_SKIPS = (Outcome.BUDGET, Outcome.OPEN, Outcome.DEADLINE)
 SEVERAL = "(several)"
 
 Entry = tuple[Envelope | None, Decision, int]
@@ -178,5 +178,5 @@ def _line(channel: str, envelope: Envelope | None, decision: Decision, status: i
     if decision.scores:
         line["scores"] = dict(decision.scores)
     if log_text and envelope is not None and envelope.text:
-        line["text"] = envelope.text
+        line["text"] = envelope.text[:KEPT_TEXT_CHARS]
     return line

@@ -11,6 +11,7 @@ async router that drives them per conversation.
     keywords.py   the zero-token keyword gate (KeywordScorer)
     rules.py      ChannelRules built once from the config (build_rules, keyword_scorer)
     router.py     Router.decide: Layer 1, then Layer 2 under the conversation's lease; Router.signal
+    deadline.py   ClassifierDeadline: one classifier wait per request, shared by its messages
 """
 
 from stickyroute.routing.engine import (

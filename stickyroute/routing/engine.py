@@ -214,7 +214,8 @@ def _contested(scores: Mapping[str, int], current: str, top: int, settings: Rout
                for agent, score in scores.items())
 
 
-_UNAVAILABLE = {Outcome.ERROR: "classifier_error", Outcome.BUDGET: "classifier_budget", Outcome.OPEN: "classifier_open"}
+_UNAVAILABLE = {Outcome.ERROR: "classifier_error", Outcome.BUDGET: "classifier_budget", Outcome.OPEN: "classifier_open",
+                Outcome.DEADLINE: "classifier_timeout"}
 
 
 def conclude(need: NeedsClassification, answer: Classification, rules: ChannelRules, now: float) -> Decision:

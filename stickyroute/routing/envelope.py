@@ -9,6 +9,11 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
+KEPT_TEXT_CHARS = 1024
+"""Most characters of a message text anything keeps beyond its request (the recent texts the
+classifier may see, the decision ring with `log_text`): memory per conversation stays bounded
+whatever a payload sends. Routing itself reads the whole text."""
+
 
 class MessageKind(enum.Enum):
     """What kind of update an envelope stands for; decides which routing rules apply."""

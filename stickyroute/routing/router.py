@@ -6,7 +6,9 @@ Layer 2 under the conversation's lease (`ConversationState.acquire`): the pure e
 its answer into the Decision); an explicit switch spends one of the sender's
 `explicit_switches_per_minute` (`SwitchBudget`, shared by the replicas with Redis) or is refused
 (`explicit_limited`); a message that cannot get its conversation's lease within the classifier's
-`timeout_s` is decided without it (`engine.busy`: the route read, nothing written);
+`timeout_s` (or what is left of its request's classifier deadline, `routing.deadline`) is decided
+without it (`engine.busy`: the route read, nothing written); one that would be classified after
+that deadline is not (`classifier_timeout`, concluded as a failed classification);
 `ConversationState.commit` applies the decision's writes in one step (a
 route just chosen is stamped with the reason that chose it; a refreshed one keeps its own).
 Decisions of one conversation are serialised (the classifier await included); different
@@ -23,18 +25,19 @@ stores as it was: the router stamps the reason only on a route another decision 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping
 
-from stickyroute.classifier.base import Candidate, Classification, ClassificationRequest, Classifier
+from stickyroute.classifier.base import Candidate, Classification, ClassificationRequest, Classifier, Outcome
 from stickyroute.config.model import Config
 from stickyroute.core.route import ConversationKey, Route
+from stickyroute.routing.deadline import ClassifierDeadline
 from stickyroute.routing.decision import DETOUR
 from stickyroute.routing.engine import Conversation, Decision, NeedsClassification, NeedsPermit, busy, conclude, decide
-from stickyroute.routing.envelope import Envelope
+from stickyroute.routing.envelope import KEPT_TEXT_CHARS, Envelope
 from stickyroute.routing.layer1 import Layer1
 from stickyroute.routing.rules import ChannelRules
 from stickyroute.routing.signals import Ignored, Released, Signal, apply_signal
-from stickyroute.state.base import ConversationState, LeaseTimeout
+from stickyroute.state.base import ConversationState, Lease, LeaseTimeout
 from stickyroute.state.budget import MemorySwitchBudget, SwitchBudget
 
 SIGNAL_RETRY_S = 0.02
@@ -70,19 +73,43 @@ class Router:
         """The engine rules of a channel."""
         return self._rules[channel]
 
-    async def decide(self, channel: str, envelope: Envelope, now: float) -> Decision:
-        """Decide where `envelope` goes at `now` (seconds), applying the decision's writes."""
+    def lane(self, channel: str, envelope: Envelope) -> Hashable:
+        """What must be decided in body order with `envelope`: its conversation (its messages
+        share one route); envelopes of different lanes may be decided concurrently."""
+        if not envelope.has_sender:
+            return None
+        return ConversationKey(channel, envelope.chat_id, envelope.thread_id, envelope.sender_id or "")
+
+    async def decide(self, channel: str, envelope: Envelope, now: float,
+                     deadline: ClassifierDeadline | None = None) -> Decision:
+        """Decide where `envelope` goes at `now` (seconds), applying the decision's writes.
+        `deadline`: the request's classifier deadline (`routing.deadline`), shared by its
+        envelopes; None: each decision waits up to the classifier's `timeout_s` on its own."""
         layer1 = self._layer1[channel].match(envelope)
         if not layer1.is_default:
             return Decision(layer1.agent, layer1.reason)
         if not envelope.has_sender:
             return Decision(layer1.agent, "no_sender")
         key = ConversationKey(channel, envelope.chat_id, envelope.thread_id, envelope.sender_id or "")
-        return await self._layer2(self._rules[channel], key, envelope, now)
+        return await self._layer2(self._rules[channel], key, envelope, now, deadline)
 
-    async def _layer2(self, rules: ChannelRules, key: ConversationKey, envelope: Envelope, now: float) -> Decision:
+    async def _acquire(self, key: ConversationKey, now: float, deadline: ClassifierDeadline | None) -> Lease:
+        """The conversation's lease, waited for at most the lease wait, or what is left of the
+        request's deadline (which a wait starts: the lease is first tried without waiting)."""
+        if deadline is None:
+            return await self.state.acquire(key, now, wait_s=self._lease_wait_s)
+        if not deadline.started:
+            try:
+                return await self.state.acquire(key, now, wait_s=0.0)
+            except LeaseTimeout:
+                deadline.start()
+        left = deadline.remaining()
+        return await self.state.acquire(key, now, wait_s=min(self._lease_wait_s, left or 0.0))
+
+    async def _layer2(self, rules: ChannelRules, key: ConversationKey, envelope: Envelope, now: float,
+                      deadline: ClassifierDeadline | None) -> Decision:
         try:
-            lease = await self.state.acquire(key, now, wait_s=self._lease_wait_s)
+            lease = await self._acquire(key, now, deadline)
         except LeaseTimeout:
             return busy(await self.state.get(key, now), rules)
         try:
@@ -92,12 +119,12 @@ class Router:
                 granted = await self.switches.take(key.channel, key.sender_id, rate, now)
                 outcome = outcome.granted if granted else outcome.refused
             elif isinstance(outcome, NeedsClassification):
-                answer = await self._classify(rules.channel, outcome, lease.recent)
+                answer = await self._classify(rules.channel, outcome, lease.recent, deadline)
                 outcome = conclude(outcome, answer, rules, now)
         except BaseException:
             await self.state.release(lease)
             raise
-        text = envelope.text if self._remember_texts else None
+        text = envelope.text[:KEPT_TEXT_CHARS] if self._remember_texts and envelope.text else None
         store = outcome.store
         if store is not None and store.reason is None and outcome.reason != DETOUR:  # a route just chosen: why
             store = store.because(outcome.reason)
@@ -123,6 +150,13 @@ class Router:
             await asyncio.sleep(SIGNAL_RETRY_S)
         return Ignored("busy: decisions kept holding the conversation")
 
-    async def _classify(self, channel: str, need: NeedsClassification, context: tuple[str, ...]) -> Classification:
-        request = ClassificationRequest(channel, need.text, self._candidates[channel], need.current, context)
+    async def _classify(self, channel: str, need: NeedsClassification, context: tuple[str, ...],
+                        deadline: ClassifierDeadline | None) -> Classification:
+        left = None
+        if deadline is not None:
+            deadline.start()
+            left = deadline.remaining()
+            if not left:  # passed: not asked (reason classifier_timeout)
+                return Classification(Outcome.DEADLINE)
+        request = ClassificationRequest(channel, need.text, self._candidates[channel], need.current, context, left)
         return await self.classifier.classify(request)

@@ -10,6 +10,7 @@
     operations.py  Operations: the admin API's operations on a Service
     demo.py        DemoAgents: the demo agents of `make run` (pause, resume)
     listener.py    Listener: a uvicorn server whose signals its owner handles
+    edge.py        EdgeProtocol: both listeners' connection cap, header and body deadlines, header bytes
 """
 
 from stickyroute.server.service import Service

@@ -12,7 +12,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from stickyroute.admin.errors import ApiError, unprocessable
+from stickyroute.admin.sessions import Sessions
+from stickyroute.admin.throttle import AuthThrottle
 from stickyroute.config.ids import normalise_id
+from stickyroute.config.listeners import AdminSettings
 from stickyroute.config.model import Channel
 from stickyroute.core.route import ConversationKey, Route
 from stickyroute.observe.ring import Subscription
@@ -36,9 +39,17 @@ class Operations:
 
     def __init__(self, service: ServiceCore) -> None:
         self.service = service
+        self.sessions = Sessions()
+        self.throttle = AuthThrottle()
 
     def token(self) -> str | None:
         return self.service.config.admin.token
+
+    def admin(self) -> AdminSettings:
+        return self.service.config.admin
+
+    def now(self) -> float:
+        return self.service.clock()
 
     def readiness(self) -> str:
         return self.service.readiness()

@@ -14,8 +14,10 @@
    the old config ended (a decision in flight may still write one); meanwhile the engine treats
    them as no route. The replaced runtime's own pools and classifier client close then too.
 
-Settings the process binds at start (`server.host/port/ssl_*/log_*`, `admin.host/port`, `[state]`)
-are listed in `restart_needed` and keep their running values until a restart. With `serve
+Settings the process binds at start (`server.host/port/ssl_*/log_*`, `admin.host/port`, `[state]`,
+both listeners' edge limits: `header_timeout_s`, `body_timeout_s`, `keepalive_timeout_s`,
+`max_connections`, `max_header_bytes`) are listed in `restart_needed` and keep their running
+values until a restart. With `serve
 --workers`, the validated reload is a rolling restart of the workers (uvicorn's SIGHUP).
 """
 
@@ -31,6 +33,7 @@ from stickyroute.config.digest import config_digest
 from stickyroute.config.model import Config
 from stickyroute.errors import ConfigError
 from stickyroute.server.core import ServiceCore
+from stickyroute.server.edge import EDGE_KEYS
 from stickyroute.server.runtime import build_runtime
 from stickyroute.state.base import limits_for
 
@@ -70,6 +73,9 @@ def restart_needed(old: Config, new: Config) -> tuple[str, ...]:
              ("server.log_level", old.server.log_level, new.server.log_level),
              ("admin.host", old.admin.host, new.admin.host), ("admin.port", old.admin.port, new.admin.port),
              ("state", old.state, new.state)]
+    pairs += [(f"{table}.{key}", getattr(before, key), getattr(after, key))  # the listeners' edge limits
+              for table, before, after in (("server", old.server, new.server), ("admin", old.admin, new.admin))
+              for key in EDGE_KEYS]
     return tuple(key for key, before, after in pairs if before != after)
 
 

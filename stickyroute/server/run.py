@@ -27,10 +27,11 @@ from stickyroute.config.overrides import Overrides
 from stickyroute.forwarding.dispatch import RecordHook
 from stickyroute.server.announce import log_started, log_stopped
 from stickyroute.server.demo import DemoAgents
+from stickyroute.server.edge import EdgeConfig, EdgeLimits, raise_descriptor_limit
 from stickyroute.server.listener import Listener
 from stickyroute.server.service import Service
 
-__all__ = ["BACKSTOP_S", "drain", "serve"]
+__all__ = ["BACKSTOP_S", "drain", "listener_configs", "serve"]
 
 log = logging.getLogger("stickyroute")
 BACKSTOP_S = 10.0
@@ -45,15 +46,9 @@ async def serve(config: Config, recorder: RecordHook | None = None, demo: bool =
     running = (overrides or Overrides()).apply(config)
     agents = DemoAgents.for_config(running) if demo else None
     service = Service(config, recorder=recorder, overrides=overrides, demo=agents)
-    server = running.server
-    public = Listener(uvicorn.Config(
-        service.public_app(), host=server.host, port=server.port,
-        ssl_certfile=server.ssl_certfile, ssl_keyfile=server.ssl_keyfile,
-        access_log=False, proxy_headers=False, lifespan="on",
-        server_header=False, date_header=False, log_config=None,
-    ))
-    admin = Listener(uvicorn.Config(service.admin_app(), host=running.admin.host, port=running.admin.port,
-                                    access_log=False, lifespan="off", log_config=None))
+    raise_descriptor_limit(running)
+    public_config, admin_config = listener_configs(service)
+    public, admin = Listener(public_config), Listener(admin_config)
     began = clock.monotonic()
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
@@ -102,6 +97,22 @@ async def serve(config: Config, recorder: RecordHook | None = None, demo: bool =
             await agents.stop()
         await asyncio.gather(public_task, admin_task, announcing, return_exceptions=True)
         log_stopped(clock.monotonic() - began)
+
+
+def listener_configs(service: Service) -> tuple[EdgeConfig, EdgeConfig]:
+    """The uvicorn configs of the webhook listener and of the admin listener of the running config
+    (the command line's overrides applied), each under its edge limits (`stickyroute.server.edge`)."""
+    config = service.config
+    server = config.server
+    public = EdgeConfig(
+        service.public_app(), EdgeLimits.of("webhook", server), host=server.host, port=server.port,
+        ssl_certfile=server.ssl_certfile, ssl_keyfile=server.ssl_keyfile,
+        access_log=False, proxy_headers=False, lifespan="on",
+        server_header=False, date_header=False, log_config=None,
+    )
+    admin = EdgeConfig(service.admin_app(), EdgeLimits.of("admin", config.admin), host=config.admin.host,
+                       port=config.admin.port, access_log=False, lifespan="off", log_config=None)
+    return public, admin
 
 
 async def drain(service: Service, public: uvicorn.Server, task: asyncio.Task[None], again: asyncio.Event) -> None:

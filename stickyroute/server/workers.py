@@ -44,6 +44,7 @@ from stickyroute.config.model import Config
 from stickyroute.config.overrides import Overrides
 from stickyroute.forwarding.dispatch import RecordHook
 from stickyroute.server.announce import log_started, log_stopped
+from stickyroute.server.edge import EdgeConfig, EdgeLimits, raise_descriptor_limit
 from stickyroute.server.listener import Listener
 from stickyroute.server.run import BACKSTOP_S
 from stickyroute.server.service import Service
@@ -82,8 +83,8 @@ def run_workers(config: Config, workers: int, overrides: Overrides, record: str 
     os.environ[SPEC_ENV] = json.dumps({"config": config.path, "overrides": overrides.as_json(), "record": record})
     running = overrides.apply(config)
     server = running.server
-    settings = uvicorn.Config(
-        APP, factory=True, workers=workers, host=server.host, port=server.port,
+    settings = EdgeConfig(
+        APP, EdgeLimits.of("webhook", server), factory=True, workers=workers, host=server.host, port=server.port,
         ssl_certfile=server.ssl_certfile, ssl_keyfile=server.ssl_keyfile, access_log=False,
         proxy_headers=False, lifespan="on", server_header=False, date_header=False, log_config=None,
         timeout_graceful_shutdown=math.ceil(server.drain_s + BACKSTOP_S))
@@ -105,6 +106,7 @@ def create_app() -> PublicApp:
     config = load_config(spec["config"], warn=False)
     running = overrides.apply(config)
     configure_logging(running.server.log_format, running.server.log_level)
+    raise_descriptor_limit(running)
     recorder: RecordHook | None = None
     if spec.get("record"):
         from stickyroute.forwarding.recording import Recorder as FileRecorder
@@ -173,8 +175,8 @@ class _AdminSeat:
                 await asyncio.sleep(ADMIN_RETRY_S)
                 continue
             break
-        self.server = Listener(uvicorn.Config(self.service.admin_app(), access_log=False, lifespan="off",
-                                              log_config=None))
+        self.server = Listener(EdgeConfig(self.service.admin_app(), EdgeLimits.of("admin", admin), access_log=False,
+                                          lifespan="off", log_config=None))
         log.info("worker %d serves the admin listener on %s:%s", os.getpid(), admin.host, admin.port)
         await self.server.serve(sockets=[sock])
 

@@ -267,4 +267,4 @@ async def test_the_openapi_document_lists_the_agent_api(tmp_path, upstreams) -> 
         document = (await op.api("GET", "/v1/openapi.json")).json()
     post = document["paths"]["/v1/hints"]["post"]
     assert (sorted(post["responses"]), post["requestBody"]["content"]["application/json"]["schema"]["required"]) == (
-        ["200", "401", "403", "404", "422", "429"], ["conversation", "hint"])
+        ["200", "401", "403", "404", "413", "422", "429"], ["conversation", "hint"])
