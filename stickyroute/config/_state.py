@@ -7,6 +7,7 @@
     op_timeout_ms = 50
     delivery_ttl_hours = 24         # answered deliveries remembered (both backends)
     delivery_log_max_bytes = 67108864   # memory backend: stored answers' total size bound
+    claim_lease_s = 5               # a delivery claim's lease, renewed while its forward runs
 
 Only the shape is checked here (scheme, host, port, database number, prefix); whether Redis
 answers is `stickyroute check`'s warning and, at startup, a logged warning: never an error.
@@ -87,4 +88,7 @@ def read_state(table: Table | None) -> StateSettings:
     max_bytes = table.integer("delivery_log_max_bytes", minimum=1)
     if max_bytes is not None:
         values["delivery_log_max_bytes"] = max_bytes
+    lease_s = table.number("claim_lease_s", positive=True)
+    if lease_s is not None:
+        values["claim_lease_s"] = lease_s
     return StateSettings(**values)  # type: ignore[arg-type]

@@ -205,6 +205,9 @@ DESCRIPTIONS: dict[str, str | Doc] = {
                                 "stored answer (Telegram retries for about a day, Meta up to 7 days).",
     "state.delivery_log_max_bytes": "Memory backend: bound of the stored answers (bytes); the least recently used are "
                                     "forgotten first.",
+    "state.claim_lease_s": "Redis backend: lease of a delivery claim (seconds), renewed every third of it while the "
+                           "forward runs: a replica that dies frees its deliveries within it, and the platform's "
+                           "retry goes to the agent of the first decision.",
     # [hints]
     "hints.secret": "HMAC key of the conversation tokens, e.g. `\"${STICKYROUTE_HINT_SECRET}\"`; set it, the same on "
                     "every replica, whenever an agent has a token. None: a random secret per process.",
