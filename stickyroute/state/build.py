@@ -8,9 +8,9 @@
     probe(config.state) -> None | "cannot reach Redis at ...: <exact error>"   (sync, for `check`)
 
 Lock and claim lifetimes come from the config: a decision may hold its conversation for the
-classifier's `timeout_s` plus `LOCK_MARGIN_S`; an attempt holds its delivery for the upstream's
-connect and total timeouts plus the classifier's plus `CLAIM_MARGIN_S` (then a replica that died
-mid-attempt frees it and the platform's retry is forwarded again).
+classifier's `timeout_s` plus `LOCK_MARGIN_S`; an attempt's delivery claim is a lease of
+`[state] claim_lease_s`, renewed every third of it while the attempt runs (then a replica that
+died mid-attempt frees it within one lease and the platform's retry is forwarded again).
 """
 
 from __future__ import annotations
@@ -21,19 +21,19 @@ from dataclasses import dataclass
 from prometheus_client import CollectorRegistry
 
 from stickyroute.config.model import Config, StateSettings
-from stickyroute.state.base import ConversationState, DeliveryLog, StateUnavailable, limits_for
+from stickyroute.state.base import ConversationState, DeliveryLog, DeliverySteps, StateUnavailable, limits_for
 from stickyroute.state.budget import ClassifierBudget, MemoryBudget, MemorySwitchBudget, SwitchBudget
 from stickyroute.state.fallback import (
     FallbackBudget,
     FallbackConversationState,
     FallbackDeliveryLog,
+    FallbackDeliverySteps,
     FallbackSwitchBudget,
 )
 from stickyroute.state.health import BackendHealth
-from stickyroute.state.memory import MemoryConversationState, MemoryDeliveryLog
+from stickyroute.state.memory import MemoryConversationState, MemoryDeliveryLog, MemoryDeliverySteps
 
 LOCK_MARGIN_S = 2.0
-CLAIM_MARGIN_S = 5.0
 PROBE_TIMEOUT_S = 2.0
 
 
@@ -43,6 +43,7 @@ class StateBackends:
 
     conversations: ConversationState
     deliveries: DeliveryLog
+    steps: DeliverySteps
     budget: ClassifierBudget
     switches: SwitchBudget
     health: BackendHealth
@@ -67,9 +68,8 @@ def lock_ttl_s(config: Config) -> float:
 
 
 def claim_ttl_s(config: Config) -> float:
-    """How long one attempt may hold a delivery (seconds)."""
-    upstream = config.upstream
-    return upstream.connect_timeout_s + upstream.timeout_s + config.classifier.timeout_s + CLAIM_MARGIN_S
+    """How long a delivery claim lives without renewal (seconds): `[state] claim_lease_s`."""
+    return config.state.claim_lease_s
 
 
 def build_state(config: Config, registry: CollectorRegistry | None = None) -> StateBackends:
@@ -82,21 +82,28 @@ def build_state(config: Config, registry: CollectorRegistry | None = None) -> St
     memory = (MemoryConversationState(limits, recent),
               MemoryDeliveryLog(ttl_s=ttl_s, max_reply_bytes=settings.delivery_log_max_bytes), MemoryBudget(rate),
               MemorySwitchBudget())
+    local_steps = MemoryDeliverySteps(memory[0], memory[1])
     if not settings.shared:
-        return StateBackends(*memory, BackendHealth("memory", "(this process)", None, registry), shared=False)
+        return StateBackends(memory[0], memory[1], local_steps, *memory[2:],
+                             BackendHealth("memory", "(this process)", None, registry), shared=False)
     from stickyroute.state.redis import (
         RedisBudget,
         RedisConversationState,
         RedisDeliveryLog,
+        RedisDeliverySteps,
         RedisStore,
         RedisSwitchBudget,
     )
 
     store = RedisStore(settings.url, settings.key_prefix, settings.op_timeout_s)
     health = BackendHealth("redis", store.url, store.ping, registry)
+    conversations = RedisConversationState(store, limits, recent, lock_ttl_s(config))
+    log = RedisDeliveryLog(store, ttl_s=ttl_s, claim_ttl_s=claim_ttl_s(config))
+    deliveries = FallbackDeliveryLog(log, memory[1], health)
     return StateBackends(
-        FallbackConversationState(RedisConversationState(store, limits, recent, lock_ttl_s(config)), memory[0], health),
-        FallbackDeliveryLog(RedisDeliveryLog(store, ttl_s=ttl_s, claim_ttl_s=claim_ttl_s(config)), memory[1], health),
+        FallbackConversationState(conversations, memory[0], health),
+        deliveries,
+        FallbackDeliverySteps(RedisDeliverySteps(conversations, log), local_steps, health, deliveries),
         FallbackBudget(RedisBudget(store, rate), memory[2], health),
         FallbackSwitchBudget(RedisSwitchBudget(store), memory[3], health),
         health, shared=True)

@@ -6,6 +6,7 @@
     client.py         RedisStore: one pool per process, op timeout, error translation
     conversations.py  RedisConversationState (per-conversation lock with token and fencing)
     deliveries.py     RedisDeliveryLog (claims, stored answers, waiting on another replica)
+    steps.py          RedisDeliverySteps (claim + acquire, commit + complete: two round trips)
     budget.py         RedisBudget (the classifier token bucket shared by the replicas), RedisSwitchBudget
 """
 
@@ -14,6 +15,8 @@ from stickyroute.state.redis.client import RedisStore, masked
 from stickyroute.state.redis.conversations import RedisConversationState
 from stickyroute.state.redis.deliveries import RedisDeliveryLog
 from stickyroute.state.redis.keys import KeyLayout
+from stickyroute.state.redis.steps import RedisDeliverySteps
 
-__all__ = ["KeyLayout", "RedisBudget", "RedisConversationState", "RedisDeliveryLog", "RedisStore", "RedisSwitchBudget",
+__all__ = ["KeyLayout", "RedisBudget", "RedisConversationState", "RedisDeliveryLog", "RedisDeliverySteps",
+           "RedisStore", "RedisSwitchBudget",
            "masked"]

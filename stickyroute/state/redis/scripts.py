@@ -1,5 +1,5 @@
 """The Lua scripts of the Redis backend: one script per state step, each on the keys of one
-hash tag (one slot), run with EVALSHA (`register_script`; redis-py reloads a script that a
+hash tag (one slot; BEGIN, NOTE and FINISH touch a delivery kept under its conversation's tag), run with EVALSHA (`register_script`; redis-py reloads a script that a
 restarted Redis forgot). Times are the caller's clock (seconds, `repr` floats): the scripts
 compare them; Redis's own expiry (PEXPIRE, relative milliseconds) only collects garbage.
 """
@@ -15,35 +15,43 @@ end
 return {0, redis.call('PTTL', KEYS[2])}
 """
 
-COMMIT = """
--- KEYS: conversation hash, lock. ARGV: token, version seen, mode (s store | f forget | k keep),
--- nine route fields, recent blob ('' unchanged), recent until, keep_ms (hash lifetime, <= 0 drops it).
--- Fencing: write only while holding the lock, or when the lock expired and nobody wrote since.
-local holder = redis.call('GET', KEYS[2])
-local version = redis.call('HGET', KEYS[1], 'v') or '0'
-if holder ~= ARGV[1] and (holder or version ~= ARGV[2]) then
-  return 0
-end
-local keep = tonumber(ARGV[15])
-if keep <= 0 then
-  redis.call('DEL', KEYS[1])
-else
-  if ARGV[3] == 's' then
-    redis.call('HSET', KEYS[1], 'a', ARGV[4], 'c', ARGV[5], 'l', ARGV[6], 'x', ARGV[7], 'd', ARGV[8], 'n', ARGV[9],
-               'w', ARGV[10], 'h', ARGV[11], 'g', ARGV[12])
-  elseif ARGV[3] == 'f' then
-    redis.call('HDEL', KEYS[1], 'a', 'c', 'l', 'x', 'd', 'n', 'w', 'h', 'g')
+_COMMIT = """
+-- commit(conversation hash, lock, A, i): the arguments from A[i]: token, version seen, mode
+-- (s store | f forget | k keep), nine route fields, recent blob ('' unchanged), recent until,
+-- keep_ms (hash lifetime, <= 0 drops it). Fencing: write only while holding the lock, or when the
+-- lock expired and nobody wrote since. 1 when written.
+local function commit(conv, lock, A, i)
+  local holder = redis.call('GET', lock)
+  local version = redis.call('HGET', conv, 'v') or '0'
+  if holder ~= A[i] and (holder or version ~= A[i + 1]) then
+    return 0
   end
-  if ARGV[13] ~= '' then
-    redis.call('HSET', KEYS[1], 'r', ARGV[13], 'ru', ARGV[14])
+  local keep = tonumber(A[i + 14])
+  if keep <= 0 then
+    redis.call('DEL', conv)
+  else
+    if A[i + 2] == 's' then
+      redis.call('HSET', conv, 'a', A[i + 3], 'c', A[i + 4], 'l', A[i + 5], 'x', A[i + 6], 'd', A[i + 7],
+                 'n', A[i + 8], 'w', A[i + 9], 'h', A[i + 10], 'g', A[i + 11])
+    elseif A[i + 2] == 'f' then
+      redis.call('HDEL', conv, 'a', 'c', 'l', 'x', 'd', 'n', 'w', 'h', 'g')
+    end
+    if A[i + 12] ~= '' then
+      redis.call('HSET', conv, 'r', A[i + 12], 'ru', A[i + 13])
+    end
+    redis.call('HSET', conv, 'v', tonumber(version) + 1)
+    redis.call('PEXPIRE', conv, keep)
   end
-  redis.call('HSET', KEYS[1], 'v', tonumber(version) + 1)
-  redis.call('PEXPIRE', KEYS[1], keep)
+  if holder == A[i] then
+    redis.call('DEL', lock)
+  end
+  return 1
 end
-if holder == ARGV[1] then
-  redis.call('DEL', KEYS[2])
-end
-return 1
+"""
+
+COMMIT = _COMMIT + """
+-- KEYS: conversation hash, lock. ARGV: commit's fifteen arguments.
+return commit(KEYS[1], KEYS[2], ARGV, 1)
 """
 
 RELEASE = """
@@ -165,31 +173,100 @@ keep_at_least(KEYS[1], tonumber(ARGV[5]))
 return {'first', memo}
 """
 
-COMPLETE = _MEMO + """
--- KEYS: delivery hash. ARGV: now, answer, answer until, memo ('' none), memo until, keep_ms.
-local now = tonumber(ARGV[1])
-redis.call('HSET', KEYS[1], 'a', ARGV[2], 'au', ARGV[3])
-redis.call('HDEL', KEYS[1], 't', 'tu')
-if ARGV[4] ~= '' and not live_memo(redis.call('HGET', KEYS[1], 'm'), redis.call('HGET', KEYS[1], 'mu'), now) then
-  redis.call('HSET', KEYS[1], 'm', ARGV[4], 'mu', ARGV[5])
+_DELIVERY = """
+local function complete(key, now, answer, answer_until, memo, memo_until, keep_ms)
+  redis.call('HSET', key, 'a', answer, 'au', answer_until)
+  redis.call('HDEL', key, 't', 'tu')
+  if memo ~= '' and not live_memo(redis.call('HGET', key, 'm'), redis.call('HGET', key, 'mu'), now) then
+    redis.call('HSET', key, 'm', memo, 'mu', memo_until)
+  end
+  keep_at_least(key, keep_ms)
 end
-keep_at_least(KEYS[1], tonumber(ARGV[6]))
+local function fail(key, now, token, reply, memo, memo_until, keep_ms)
+  if redis.call('HGET', key, 't') == token then
+    redis.call('HDEL', key, 't', 'tu')
+  end
+  redis.call('HSET', key, 'ft', token, 'fr', reply)
+  if memo ~= '' and not live_memo(redis.call('HGET', key, 'm'), redis.call('HGET', key, 'mu'), now) then
+    redis.call('HSET', key, 'm', memo, 'mu', memo_until)
+  end
+  keep_at_least(key, keep_ms)
+end
+"""
+
+COMPLETE = _MEMO + _DELIVERY + """
+-- KEYS: delivery hash. ARGV: now, answer, answer until, memo ('' none), memo until, keep_ms.
+complete(KEYS[1], tonumber(ARGV[1]), ARGV[2], ARGV[3], ARGV[4], ARGV[5], tonumber(ARGV[6]))
 return 1
 """
 
-FAIL = _MEMO + """
+FAIL = _MEMO + _DELIVERY + """
 -- KEYS: delivery hash. ARGV: now, token, reply ('' died without one), memo ('' none), memo until, keep_ms.
 -- Release our claim (not a newer holder's) and leave what the waiters need.
-local now = tonumber(ARGV[1])
-if redis.call('HGET', KEYS[1], 't') == ARGV[2] then
-  redis.call('HDEL', KEYS[1], 't', 'tu')
-end
-redis.call('HSET', KEYS[1], 'ft', ARGV[2], 'fr', ARGV[3])
-if ARGV[4] ~= '' and not live_memo(redis.call('HGET', KEYS[1], 'm'), redis.call('HGET', KEYS[1], 'mu'), now) then
-  redis.call('HSET', KEYS[1], 'm', ARGV[4], 'mu', ARGV[5])
-end
-keep_at_least(KEYS[1], tonumber(ARGV[6]))
+fail(KEYS[1], tonumber(ARGV[1]), ARGV[2], ARGV[3], ARGV[4], ARGV[5], tonumber(ARGV[6]))
 return 1
+"""
+
+BEGIN = _MEMO + """
+-- KEYS: delivery hash, conversation hash, lock (one hash tag: the conversation's).
+-- ARGV: now, token, claim until, claim_ms, hold ('1' | '0'), lock token, lock_ms.
+-- CLAIM's answers; a FIRST without a first decision, when asked to hold and the lock is free,
+-- also takes the lock and reads the conversation as ACQUIRE does: {'first', false, fields}.
+local now = tonumber(ARGV[1])
+local f = redis.call('HMGET', KEYS[1], 'a', 'au', 'm', 'mu', 't', 'tu')
+local memo = live_memo(f[3], f[4], now)
+if f[1] and tonumber(f[2]) > now then return {'done', memo, f[1]} end
+if f[5] and tonumber(f[6]) > now then return {'busy', memo, f[5]} end
+redis.call('HSET', KEYS[1], 't', ARGV[2], 'tu', ARGV[3])
+keep_at_least(KEYS[1], tonumber(ARGV[4]))
+if memo or ARGV[5] ~= '1' then return {'first', memo} end
+if redis.call('SET', KEYS[3], ARGV[6], 'NX', 'PX', ARGV[7]) then
+  return {'first', false, redis.call('HMGET', KEYS[2], 'a', 'c', 'l', 'x', 'd', 'n', 'w', 'h', 'g', 'v', 'r', 'ru')}
+end
+return {'first', false}
+"""
+
+NOTE = _MEMO + _COMMIT + """
+-- KEYS: conversation hash, lock, delivery hash. ARGV: commit's fifteen arguments, now, memo,
+-- memo until, keep_ms. Commit before the forward and keep the first decision on the delivery.
+local written = commit(KEYS[1], KEYS[2], ARGV, 1)
+local now = tonumber(ARGV[16])
+if not live_memo(redis.call('HGET', KEYS[3], 'm'), redis.call('HGET', KEYS[3], 'mu'), now) then
+  redis.call('HSET', KEYS[3], 'm', ARGV[17], 'mu', ARGV[18])
+end
+keep_at_least(KEYS[3], tonumber(ARGV[19]))
+return written
+"""
+
+FINISH = _MEMO + _COMMIT + _DELIVERY + """
+-- KEYS: conversation hash, lock, delivery hash. ARGV: commit's fifteen arguments, then now,
+-- outcome (c complete | f fail | k keep the claim: a late answer still runs), token, answer or
+-- reply, answer until, memo, memo until, keep_ms. After the forward: commit and end the claim.
+local written = commit(KEYS[1], KEYS[2], ARGV, 1)
+local now = tonumber(ARGV[16])
+if ARGV[17] == 'c' then
+  complete(KEYS[3], now, ARGV[19], ARGV[20], ARGV[21], ARGV[22], tonumber(ARGV[23]))
+elseif ARGV[17] == 'f' then
+  fail(KEYS[3], now, ARGV[18], ARGV[19], ARGV[21], ARGV[22], tonumber(ARGV[23]))
+elseif not live_memo(redis.call('HGET', KEYS[3], 'm'), redis.call('HGET', KEYS[3], 'mu'), now) then
+  redis.call('HSET', KEYS[3], 'm', ARGV[21], 'mu', ARGV[22])
+end
+return written
+"""
+
+RENEW = _MEMO + """
+-- KEYS: delivery hash[, lock]. ARGV: token, claim until, claim_ms[, lock token, lock_ms].
+-- Extend our claim (not a newer holder's) and the conversation lock we hold with it. 1 when ours.
+local ours = 0
+if redis.call('HGET', KEYS[1], 't') == ARGV[1] then
+  redis.call('HSET', KEYS[1], 'tu', ARGV[2])
+  keep_at_least(KEYS[1], tonumber(ARGV[3]))
+  ours = 1
+end
+if KEYS[2] and redis.call('GET', KEYS[2]) == ARGV[4] then
+  redis.call('PEXPIRE', KEYS[2], ARGV[5])
+end
+return ours
 """
 
 TAKE = """

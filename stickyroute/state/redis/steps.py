@@ -1,0 +1,71 @@
+"""`DeliverySteps` on Redis: one single-message update of a known conversation in two round trips.
+
+    begin    BEGIN script: claim the delivery (kept under the conversation's hash tag) and, when
+             it is FIRST without a first decision, take the conversation's lock and read it (as
+             ACQUIRE) in the same call; the lock lives one claim lease (`claim_lease_s`) and is
+             renewed with the claim (`RedisDeliveryLog.renew`) until `finish`
+    note     NOTE script: COMMIT before the forward and keep the first decision on the delivery
+    finish   FINISH script: COMMIT after the forward and COMPLETE / FAIL the delivery
+
+Every script names the delivery, the conversation hash and its lock: one hash tag, one slot.
+A lock this process took without learning it (the call was cut) expires with the claim lease.
+"""
+
+from __future__ import annotations
+
+from stickyroute.core.delivery import DecisionMemo, DeliveryKey
+from stickyroute.core.route import ConversationKey
+from stickyroute.reply import Reply
+from stickyroute.state.base import Begun, ClaimState, Lease, Writes
+from stickyroute.state.redis.conversations import RedisConversationState
+from stickyroute.state.redis.deliveries import RedisDeliveryLog
+from stickyroute.state.redis.scripts import BEGIN, FINISH, NOTE
+
+__all__ = ["RedisDeliverySteps"]
+
+
+class RedisDeliverySteps:
+    """`DeliverySteps` over one Redis conversation state and delivery log (same store)."""
+
+    def __init__(self, conversations: RedisConversationState, deliveries: RedisDeliveryLog) -> None:
+        self.conversations = conversations
+        self.deliveries = deliveries
+        self._store = deliveries.store
+        self._keys = self._store.keys
+
+    async def begin(self, key: DeliveryKey, conversation: ConversationKey, now: float, *, hold: bool) -> Begun:
+        log = self.deliveries
+        name = log.place(key, conversation.digest())
+        token, until = log.claim_args(now)
+        lock_token = self.conversations.new_token()
+        names = [name, self._keys.conversation(conversation), self._keys.lock(conversation)]
+        result = await self._store.run("begin", BEGIN, names,
+                                       [repr(now), token, until, log.claim_ms, "1" if hold else "0", lock_token,
+                                        log.claim_ms])
+        claim = log.outcome(key, token, result[:3] if result[0] != b"first" else result[:2])
+        if claim.state is ClaimState.FIRST and len(result) > 2:
+            return Begun(claim, self.conversations.lease_from(conversation, lock_token, result[2], now))
+        return Begun(claim)
+
+    async def note(self, key: DeliveryKey, lease: Lease, writes: Writes, memo: DecisionMemo, now: float) -> None:
+        names, args = self.conversations.commit_call(lease, now, writes)
+        log = self.deliveries
+        written = await self._store.run("note", NOTE, [*names, log.name(key)],
+                                        [*args, repr(now), *log.memo_args(memo, now), log.ttl_ms])
+        self.conversations.committed(lease, written)
+
+    async def finish(self, key: DeliveryKey, lease: Lease, writes: Writes, reply: Reply | None, memo: DecisionMemo,
+                     now: float, *, keep: bool = False) -> None:
+        names, args = self.conversations.commit_call(lease, now, writes)
+        log = self.deliveries
+        memo_blob, memo_until = log.memo_args(memo, now)
+        if keep:
+            tail = ["k", "", b"", "", memo_blob, memo_until, log.ttl_ms]
+        elif reply is not None and reply.ok:
+            log.holder(key)
+            blob, stored_s, _keep_ms = log.answer_args(reply)
+            tail = ["c", "", blob, repr(now + stored_s), memo_blob, memo_until, log.ttl_ms]
+        else:
+            tail = ["f", log.holder(key), log.failed_blob(reply), "", memo_blob, memo_until, log.ttl_ms]
+        written = await self._store.run("finish", FINISH, [*names, log.name(key)], [*args, repr(now), *tail])
+        self.conversations.committed(lease, written)
