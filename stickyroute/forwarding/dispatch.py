@@ -4,6 +4,14 @@
             ─▶ Router.decide per item (first decisions reused; `lanes`) ─▶ one body, or adapter.split
                per agent ─▶ Leg.forward ─▶ DeliveryLog.complete | fail ─▶ Reply
 
+One message of a known conversation (a Telegram update, most WhatsApp notifications) takes two
+state steps instead (`DeliverySteps`: two round trips on Redis): begin (claim the delivery and
+hold the conversation) ─▶ Router.decide_held ─▶ Leg.forward ─▶ finish (commit the decision's
+writes and complete or fail the delivery). A decision that asked the classifier or a switch
+permit is committed with its first decision kept on the delivery before the forward (`note`),
+so a retry after a crash goes to the same agent; any other decision is made again alike from
+the conversation the attempt held. Every claim is renewed while its attempt runs (`Keeper`).
+
 Knows no platform: every platform question goes to the channel's adapter (`stickyroute.channels`).
 One path for one or many envelopes. Reads the wall clock once per request (and a monotonic timer
 around each forward). Nothing the proxy parses can produce a 5xx: a body that is not a known shape
@@ -30,8 +38,10 @@ from stickyroute import clock as clocks
 from stickyroute.channels import ADAPTERS, BodyPart, ChannelAdapter, Request, SplitError
 from stickyroute.config.model import Agent, Channel, Config
 from stickyroute.core.delivery import DecisionMemo, DeliveryKey
+from stickyroute.core.route import ConversationKey
 from stickyroute.errors import UnparsedUpdate, UpstreamError, UpstreamTimeout
 from stickyroute.forwarding.inbound import Inbound
+from stickyroute.forwarding.keepalive import Keeper
 from stickyroute.forwarding.lanes import run_lanes
 from stickyroute.forwarding.late import LateAnswers
 from stickyroute.forwarding.leg import REPLY_DROPPED, Forwarding
@@ -45,7 +55,7 @@ from stickyroute.routing.deadline import ClassifierDeadline
 from stickyroute.routing.engine import Decision
 from stickyroute.routing.envelope import Envelope
 from stickyroute.routing.router import Router
-from stickyroute.state.base import Claim, ClaimState, DeliveryLog
+from stickyroute.state.base import Claim, ClaimState, DeliveryLog, DeliverySteps, Lease, Writes
 
 log = logging.getLogger("stickyroute.dispatch")
 CUT_STATUS = 503
@@ -67,20 +77,26 @@ class Dispatcher:
     its own, unexported).
     `signals` takes agent hints and handoffs out of replies and gives forwards their conversation
     token (default: one for this config with a per-process secret unless `[hints] secret`).
+    `steps` runs a single-message update of a known conversation in two state steps (None:
+    through `deliveries` and the router's own acquire / commit); `lease_s` is the claim lease the
+    attempts renew (None: claims that need no renewal, the memory backend).
     """
 
     def __init__(self, config: Config, router: Router, deliveries: DeliveryLog, leg: Forwarding,
                  clock: Callable[[], float], recorder: RecordHook | None = None, settle_s: float | None = None,
                  accounting: Accounting | None = None, timer: Callable[[], float] = clocks.monotonic,
-                 signals: AgentSignals | None = None) -> None:
+                 signals: AgentSignals | None = None, steps: DeliverySteps | None = None,
+                 lease_s: float | None = None) -> None:
         self.config = config
+        self.steps = steps
+        self.keeper = Keeper(deliveries, clock, lease_s)
         self.router = router
         self.deliveries = deliveries
         self.leg = leg
         self.clock = clock
         self.timer = timer
         self.recorder = recorder
-        self.late = LateAnswers(deliveries, clock)
+        self.late = LateAnswers(deliveries, clock, self.keeper)
         self.accounting = accounting if accounting is not None else Accounting(CollectorRegistry(), clock)
         self.signals = signals if signals is not None else AgentSignals(config, router,
                                                                         released=self.accounting.released)
@@ -138,10 +154,70 @@ class Dispatcher:
                        envelopes: Sequence[Envelope], now: float, pending: Pending) -> Reply:
         """Claim the envelopes' deliveries, forward the ones this request holds, answer."""
         keys = [(channel.name, i) for i in adapter.delivery_ids(envelopes, inbound.body)]
+        if len(envelopes) == 1 and self.steps is not None:
+            conversation = self.router.lane(channel.name, envelopes[0])
+            if isinstance(conversation, ConversationKey):
+                return await self._deliver_one(adapter, channel, inbound, envelopes[0], keys[0], conversation, now,
+                                               pending)
         distinct = list(dict.fromkeys(keys))
         claims: dict[DeliveryKey, Claim] = {}
         async for chunk in chunks(distinct):
             claims.update(zip(chunk, await self.deliveries.claim(chunk, now), strict=True))
+        return await self._settled(adapter, channel, inbound, envelopes, keys, claims, now, pending)
+
+    async def _deliver_one(self, adapter: ChannelAdapter, channel: Channel, inbound: Inbound, envelope: Envelope,
+                           key: DeliveryKey, conversation: ConversationKey, now: float, pending: Pending) -> Reply:
+        """One message of a known conversation: begin (claim + hold), decide, forward, finish
+        (commit + complete | fail); see the module docstring."""
+        assert self.steps is not None
+        steps = self.steps
+        hold = self.router.wants_conversation(channel.name, envelope)
+        begun = await steps.begin(key, conversation, now, hold=hold)
+        lease = begun.lease
+        if lease is None:
+            return await self._settled(adapter, channel, inbound, [envelope], [key], {key: begun.claim}, now, pending)
+        stop = self.keeper.hold([key], lease)
+        decisions = pending.decisions if pending.decisions is not None else []
+        outcomes = pending.outcomes
+        lates: _Lates = {}
+        writes = Writes()
+        decision: Decision | None = None
+        held: Lease | None = lease
+        try:
+            deadline = ClassifierDeadline(self.config.classifier.timeout_s, self.timer)
+            asked = False
+            try:
+                made = await self.router.decide_held(channel.name, envelope, lease, now, deadline)
+                decision, writes, asked = made.decision, made.writes, made.asked
+            except Exception:
+                log.exception("routing failed on %s; forwarding to the default %s", channel.name,
+                              channel.default_agent)
+                decision = Decision(channel.default_agent, "routing_error")
+            if asked:  # a decision a retry might not make alike: kept on the delivery before the forward
+                held = None
+                await steps.note(key, lease, writes, DecisionMemo(decision.agent, decision.reason), now)
+            pending.items.append((envelope, decision, key))
+            decisions.append(decision)
+            reply = await self._send(adapter, channel, inbound, pending.items, 1, outcomes, lates, now)
+        finally:
+            stop()
+            memo = DecisionMemo(decision.agent, decision.reason) if decision is not None else None
+            exchange = lates.get(key)
+            if held is not None and memo is not None:
+                await steps.finish(key, held, writes, outcomes.get(key), memo, now, keep=exchange is not None)
+            elif held is not None:  # cut short before a decision: give the conversation back, fail the key
+                await steps.finish(key, held, Writes(), None, DecisionMemo(channel.default_agent, "cut"), now)
+            else:
+                await self._end([key], outcomes, {key: memo} if memo is not None else {}, now, lates)
+                exchange = None
+            if exchange is not None and memo is not None:
+                self.late.watch(exchange, [key], {key: memo})
+        return reply
+
+    async def _settled(self, adapter: ChannelAdapter, channel: Channel, inbound: Inbound,
+                       envelopes: Sequence[Envelope], keys: list[DeliveryKey], claims: dict[DeliveryKey, Claim],
+                       now: float, pending: Pending) -> Reply:
+        """Wait for the attempts in flight, forward the items this request holds, answer."""
         waiting = [k for k, c in claims.items() if c.state is ClaimState.IN_FLIGHT]
         if waiting:
             settled = await asyncio.gather(*(self.deliveries.settle(k, now, self.settle_s) for k in waiting))
@@ -159,6 +235,7 @@ class Dispatcher:
             log.info("batch on %s: %d of %d item(s) answered earlier, forwarding the rest",
                      channel.name, len(earlier), len(claims))
         mine = set(owned)
+        stop = self.keeper.hold(owned)
         items = pending.items
         outcomes = pending.outcomes
         lates: _Lates = {}
@@ -180,6 +257,7 @@ class Dispatcher:
                 decisions.append(next(made) if key in mine else Decision(memo.agent, memo.reason) if memo else None)
             reply = await self._send(adapter, channel, inbound, items, len(envelopes), outcomes, lates, now)
         finally:
+            stop()
             memos = {key: DecisionMemo(d.agent, d.reason) for _e, d, key in items}
             await self._end(owned, outcomes, memos, now, lates)
         if len(outcomes) == len(owned) and not earlier and len({id(r) for r in outcomes.values()}) == 1:

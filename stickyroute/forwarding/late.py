@@ -1,7 +1,7 @@
 """Late answers: forwards that outlived the platform's 504 complete or fail their deliveries later.
 
     late = LateAnswers(deliveries, clock)
-    late.watch(exchange, keys, memos)   # exchange: the leg's still-running forward
+    late.watch(exchange, keys, memos)   # exchange: the leg's still-running forward (its claims renewed)
     late.outcomes                       # Counter: answered (2xx), failed (non-2xx), lost (no answer)
 
 An agent slower than `upstream.connect_timeout_s + timeout_s` makes the platform get a 504 and
@@ -21,6 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 from stickyroute.core.delivery import DecisionMemo, DeliveryKey
 from stickyroute.errors import UpstreamError
+from stickyroute.forwarding.keepalive import Keeper
 from stickyroute.reply import Reply
 from stickyroute.state.base import DeliveryLog
 
@@ -32,9 +33,10 @@ log = logging.getLogger("stickyroute.dispatch")
 class LateAnswers:
     """Watches exchanges past their 504; `clock()` is seconds (the dispatcher's clock)."""
 
-    def __init__(self, deliveries: DeliveryLog, clock: Callable[[], float]) -> None:
+    def __init__(self, deliveries: DeliveryLog, clock: Callable[[], float], keeper: Keeper | None = None) -> None:
         self.deliveries = deliveries
         self.clock = clock
+        self.keeper = keeper
         self.outcomes: Counter[str] = Counter()
         """Late exchanges by how they ended: answered (a 2xx kept for the retry), failed (non-2xx),
         lost (no answer: error, deadline, shutdown)."""
@@ -55,6 +57,7 @@ class LateAnswers:
     async def _settle(self, exchange: asyncio.Future[Reply], keys: list[DeliveryKey],
                       memos: dict[DeliveryKey, DecisionMemo]) -> None:
         reply: Reply | None = None
+        stop = self.keeper.hold(keys) if self.keeper is not None else None
         try:
             reply = await asyncio.shield(exchange)
         except UpstreamError as exc:
@@ -67,6 +70,9 @@ class LateAnswers:
                 raise
         except Exception:  # a bug must not leave the deliveries in flight forever
             log.exception("late answer of %d delivery(ies) failed unexpectedly", len(keys))
+        finally:
+            if stop is not None:
+                stop()
         now = self.clock()
         if reply is not None and reply.ok:
             self.outcomes["answered"] += 1

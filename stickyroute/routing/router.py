@@ -41,6 +41,7 @@ from stickyroute.routing.signals import Ignored, Released, Signal, apply_signal
 from stickyroute.state.base import ConversationState, Lease, LeaseTimeout, Writes
 from stickyroute.state.budget import MemorySwitchBudget, SwitchBudget
 
+
 @dataclass(frozen=True, slots=True)
 class Held:
     """A decision made under a lease the caller holds (`Router.decide_held`): the decision, the

@@ -1,7 +1,8 @@
 """The Lua scripts of the Redis backend: one script per state step, each on the keys of one
-hash tag (one slot; BEGIN, NOTE and FINISH touch a delivery kept under its conversation's tag), run with EVALSHA (`register_script`; redis-py reloads a script that a
-restarted Redis forgot). Times are the caller's clock (seconds, `repr` floats): the scripts
-compare them; Redis's own expiry (PEXPIRE, relative milliseconds) only collects garbage.
+hash tag (one slot; BEGIN, NOTE and FINISH also touch a delivery kept under its conversation's
+tag), run with EVALSHA (redis-py reloads a script that a restarted Redis forgot). Times are the
+caller's clock (seconds, `repr` floats): the scripts compare them; Redis's own expiry (PEXPIRE,
+relative milliseconds) only collects garbage.
 """
 
 from __future__ import annotations
