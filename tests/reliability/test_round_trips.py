@@ -75,7 +75,8 @@ async def test_every_script_call_names_keys_of_one_slot(tmp_path: Path, monkeypa
         top = f'[state]\nbackend = "redis"\nurl = "{redis.url}"\nop_timeout_ms = 1000\nclaim_lease_s = 0.3\n'
         async with Proxy(write_config(tmp_path, ups, top=top)) as proxy:
             for i in range(6):  # begin, finish, note; a failure; a slow one renewed; redeliveries
-                ups["general"].respond(status=500 if i == 2 else 200, delay_s=0.35 if i == 3 else 0.0)
+                for up in ups.values():
+                    up.respond(status=500 if i == 2 else 200, delay_s=0.35 if i == 3 else 0.0)
                 text = "/agent billing" if i == 1 else f"message {i}"  # a switch: noted before its forward
                 await proxy.post("/webhooks/telegram", telegram_text(i % 4 + 1, text, user=i % 2))
             await proxy.post("/webhooks/whatsapp", whatsapp_text([("15551230001", "wamid.A", "hi"),
