@@ -10,7 +10,9 @@ hold the conversation) ─▶ Router.decide_held ─▶ Leg.forward ─▶ finis
 writes and complete or fail the delivery). A decision that asked the classifier or a switch
 permit is committed with its first decision kept on the delivery before the forward (`note`),
 so a retry after a crash goes to the same agent; any other decision is made again alike from
-the conversation the attempt held. Every claim is renewed while its attempt runs (`Keeper`).
+the conversation the attempt held. Every claim is renewed while its attempt runs (`Keeper`); on
+a shared backend the other paths (batches, a conversation another request holds) keep every
+item's first decision on its delivery before the forward (`DeliveryLog.note`, one round trip).
 
 Knows no platform: every platform question goes to the channel's adapter (`stickyroute.channels`).
 One path for one or many envelopes. Reads the wall clock once per request (and a monotonic timer
@@ -255,6 +257,9 @@ class Dispatcher:
             for key in keys:
                 memo = claims[key].memo
                 decisions.append(next(made) if key in mine else Decision(memo.agent, memo.reason) if memo else None)
+            if self.keeper.period_s is not None:  # a shared backend: the first decisions outlive this process
+                await self.deliveries.note({k: DecisionMemo(d.agent, d.reason) for _e, d, k in items
+                                            if claims[k].memo is None}, now)
             reply = await self._send(adapter, channel, inbound, items, len(envelopes), outcomes, lates, now)
         finally:
             stop()

@@ -210,6 +210,11 @@ class DeliveryLog(Protocol):
         answer), claim again."""
         ...
 
+    async def note(self, memos: Mapping[DeliveryKey, DecisionMemo], now: float) -> None:
+        """Keep each held key's first decision before its forward (a retry after a crash goes to
+        the same agent); a key that has one keeps it."""
+        ...
+
     async def renew(self, keys: Sequence[DeliveryKey], now: float, lease: Lease | None = None) -> None:
         """Extend the claims this process holds on `keys` (and the conversation `lease` holds for
         them) by one claim lease from `now`; a claim that is no longer ours is left alone. The

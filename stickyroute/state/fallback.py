@@ -228,6 +228,14 @@ class FallbackDeliveryLog:
         if shared:
             await _quietly(self.health, lambda: self.shared.fail(shared, reply, now, memos))
 
+    async def note(self, memos: Mapping[DeliveryKey, DecisionMemo], now: float) -> None:
+        local = {k: m for k, m in memos.items() if k in self._local_keys}
+        shared = {k: m for k, m in memos.items() if k not in self._local_keys}
+        if local:
+            await self.local.note(local, now)
+        if shared:
+            await _quietly(self.health, lambda: self.shared.note(shared, now))
+
     async def renew(self, keys: Sequence[DeliveryKey], now: float, lease: Lease | None = None) -> None:
         shared = [key for key in keys if key not in self._local_keys]
         if shared:

@@ -111,6 +111,11 @@ class MemoryDeliveryLog:
             if pending is not None and not pending.done():
                 pending.set_result(Claim(ClaimState.FAILED, reply) if reply is not None else None)
 
+    async def note(self, memos: Mapping[DeliveryKey, DecisionMemo], now: float) -> None:
+        NOW.set(now)
+        for key, memo in memos.items():
+            self._memos.setdefault(key, memo)  # the first decision wins
+
     async def renew(self, keys: Sequence[DeliveryKey], now: float, lease: Lease | None = None) -> None:
         """Nothing to renew: a claim in memory lives as long as this process."""
         return None

@@ -14,6 +14,7 @@
               one waiter wins, the others wait for the winner), IN_FLIGHT at the deadline
     complete  COMPLETE script: store the answer, end the claim, keep the first decision
     fail      FAIL script: end our claim (not a newer holder's), note (token, answer) for waiters
+    note      MEMO script per key: keep the first decision before the forward
     renew     RENEW script per key: extend our claim (and the conversation lock held with it)
 
 A delivery that `RedisDeliverySteps.begin` claimed lives under its conversation's hash tag
@@ -40,7 +41,7 @@ from stickyroute.reply import Reply
 from stickyroute.state.base import Claim, ClaimState, Lease
 from stickyroute.state.redis.client import Call, RedisStore
 from stickyroute.state.redis.codec import memo_blob, memo_from, reply_blob, reply_from
-from stickyroute.state.redis.scripts import CLAIM, COMPLETE, FAIL, RENEW, SETTLE
+from stickyroute.state.redis.scripts import CLAIM, COMPLETE, FAIL, MEMO, RENEW, SETTLE
 
 POLL_FIRST_S = 0.002
 POLL_MAX_S = 0.05
@@ -193,6 +194,12 @@ class RedisDeliveryLog:
             calls.append((FAIL, [self.name(key)], args))
         if calls:
             await self._store.run_many("fail", calls)
+
+    async def note(self, memos: Mapping[DeliveryKey, DecisionMemo], now: float) -> None:
+        calls: list[Call] = [(MEMO, [self.name(key)], [repr(now), *self.memo_args(memo, now), self._ttl_ms])
+                             for key, memo in memos.items()]
+        if calls:
+            await self._store.run_many("note", calls)
 
     async def renew(self, keys: Sequence[DeliveryKey], now: float, lease: Lease | None = None) -> None:
         until = repr(now + self._claim_ttl_s)

@@ -255,6 +255,16 @@ end
 return written
 """
 
+MEMO = _MEMO + """
+-- KEYS: delivery hash. ARGV: now, memo, memo until, keep_ms. Keep the first decision (before
+-- the forward) unless the delivery has one.
+if not live_memo(redis.call('HGET', KEYS[1], 'm'), redis.call('HGET', KEYS[1], 'mu'), tonumber(ARGV[1])) then
+  redis.call('HSET', KEYS[1], 'm', ARGV[2], 'mu', ARGV[3])
+end
+keep_at_least(KEYS[1], tonumber(ARGV[4]))
+return 1
+"""
+
 RENEW = _MEMO + """
 -- KEYS: delivery hash[, lock]. ARGV: token, claim until, claim_ms[, lock token, lock_ms].
 -- Extend our claim (not a newer holder's) and the conversation lock we hold with it. 1 when ours.
