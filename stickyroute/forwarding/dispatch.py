@@ -208,7 +208,7 @@ class Dispatcher:
             if held is not None and memo is not None:
                 await steps.finish(key, held, writes, outcomes.get(key), memo, now, keep=exchange is not None)
             elif held is not None:  # cut short before a decision: give the conversation back, fail the key
-                await steps.finish(key, held, Writes(), None, DecisionMemo(channel.default_agent, "cut"), now)
+                await steps.finish(key, held, Writes(), None, None, now)
             else:
                 await self._end([key], outcomes, {key: memo} if memo is not None else {}, now, lates)
                 exchange = None
@@ -258,8 +258,10 @@ class Dispatcher:
                 memo = claims[key].memo
                 decisions.append(next(made) if key in mine else Decision(memo.agent, memo.reason) if memo else None)
             if self.keeper.period_s is not None:  # a shared backend: the first decisions outlive this process
-                await self.deliveries.note({k: DecisionMemo(d.agent, d.reason) for _e, d, k in items
-                                            if claims[k].memo is None}, now)
+                kept = {k: DecisionMemo(d.agent, d.reason) for _e, d, k in items  # Layer 1's decide alike
+                        if d.conversation is not None and claims[k].memo is None}
+                if kept:
+                    await self.deliveries.note(kept, now)
             reply = await self._send(adapter, channel, inbound, items, len(envelopes), outcomes, lates, now)
         finally:
             stop()

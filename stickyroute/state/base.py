@@ -277,9 +277,10 @@ class DeliverySteps(Protocol):
         """Commit `writes` and release the conversation, keeping `memo` as `key`'s first decision."""
         ...
 
-    async def finish(self, key: DeliveryKey, lease: Lease, writes: Writes, reply: Reply | None, memo: DecisionMemo,
-                     now: float, *, keep: bool = False) -> None:
+    async def finish(self, key: DeliveryKey, lease: Lease, writes: Writes, reply: Reply | None,
+                     memo: DecisionMemo | None, now: float, *, keep: bool = False) -> None:
         """Commit `writes`, release the conversation and complete `key` with `reply` (a 2xx) or
-        fail it (anything else; None: died without an answer), `memo` its first decision;
+        fail it (anything else; None: died without an answer), `memo` its first decision (None:
+        cut short before deciding);
         `keep`: leave the claim in flight (a late answer still runs: complete or fail it later)."""
         ...

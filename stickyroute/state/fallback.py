@@ -285,8 +285,8 @@ class FallbackDeliverySteps:
             return
         await self.local.note(key, lease, writes, memo, now)
 
-    async def finish(self, key: DeliveryKey, lease: Lease, writes: Writes, reply: Reply | None, memo: DecisionMemo,
-                     now: float, *, keep: bool = False) -> None:
+    async def finish(self, key: DeliveryKey, lease: Lease, writes: Writes, reply: Reply | None,
+                     memo: DecisionMemo | None, now: float, *, keep: bool = False) -> None:
         if key in self._shared_keys:
             self._shared_keys.discard(key)
             await _quietly(self.health, lambda: self.shared.finish(key, lease, writes, reply, memo, now, keep=keep),

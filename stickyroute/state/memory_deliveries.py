@@ -155,12 +155,12 @@ class MemoryDeliverySteps:
     async def note(self, key: DeliveryKey, lease: Lease, writes: Writes, memo: DecisionMemo, now: float) -> None:
         await self.conversations.commit(lease, now, store=writes.store, forget=writes.forget, text=writes.text)
 
-    async def finish(self, key: DeliveryKey, lease: Lease, writes: Writes, reply: Reply | None, memo: DecisionMemo,
-                     now: float, *, keep: bool = False) -> None:
+    async def finish(self, key: DeliveryKey, lease: Lease, writes: Writes, reply: Reply | None,
+                     memo: DecisionMemo | None, now: float, *, keep: bool = False) -> None:
         await self.conversations.commit(lease, now, store=writes.store, forget=writes.forget, text=writes.text)
         if keep:
             return
         if reply is not None and reply.ok:
-            await self.deliveries.complete([key], reply, now, {key: memo})
+            await self.deliveries.complete([key], reply, now, {key: memo} if memo is not None else None)
         else:
-            await self.deliveries.fail([key], reply, now, {key: memo})
+            await self.deliveries.fail([key], reply, now, {key: memo} if memo is not None else None)

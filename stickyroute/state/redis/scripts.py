@@ -249,7 +249,7 @@ if ARGV[17] == 'c' then
   complete(KEYS[3], now, ARGV[19], ARGV[20], ARGV[21], ARGV[22], tonumber(ARGV[23]))
 elseif ARGV[17] == 'f' then
   fail(KEYS[3], now, ARGV[18], ARGV[19], ARGV[21], ARGV[22], tonumber(ARGV[23]))
-elseif not live_memo(redis.call('HGET', KEYS[3], 'm'), redis.call('HGET', KEYS[3], 'mu'), now) then
+elseif ARGV[21] ~= '' and not live_memo(redis.call('HGET', KEYS[3], 'm'), redis.call('HGET', KEYS[3], 'mu'), now) then
   redis.call('HSET', KEYS[3], 'm', ARGV[21], 'mu', ARGV[22])
 end
 return written

@@ -54,8 +54,8 @@ class RedisDeliverySteps:
                                         [*args, repr(now), *log.memo_args(memo, now), log.ttl_ms])
         self.conversations.committed(lease, written)
 
-    async def finish(self, key: DeliveryKey, lease: Lease, writes: Writes, reply: Reply | None, memo: DecisionMemo,
-                     now: float, *, keep: bool = False) -> None:
+    async def finish(self, key: DeliveryKey, lease: Lease, writes: Writes, reply: Reply | None,
+                     memo: DecisionMemo | None, now: float, *, keep: bool = False) -> None:
         names, args = self.conversations.commit_call(lease, now, writes)
         log = self.deliveries
         memo_blob, memo_until = log.memo_args(memo, now)
