@@ -4,15 +4,9 @@
             ─▶ Router.decide per item (first decisions reused; `lanes`) ─▶ one body, or adapter.split
                per agent ─▶ Leg.forward ─▶ DeliveryLog.complete | fail ─▶ Reply
 
-One message of a known conversation (a Telegram update, most WhatsApp notifications) takes two
-state steps instead (`DeliverySteps`: two round trips on Redis): begin (claim the delivery and
-hold the conversation) ─▶ Router.decide_held ─▶ Leg.forward ─▶ finish (commit the decision's
-writes and complete or fail the delivery). A decision that asked the classifier or a switch
-permit is committed with its first decision kept on the delivery before the forward (`note`),
-so a retry after a crash goes to the same agent; any other decision is made again alike from
-the conversation the attempt held. Every claim is renewed while its attempt runs (`Keeper`); on
-a shared backend the other paths (batches, a conversation another request holds) keep every
-item's first decision on its delivery before the forward (`DeliveryLog.note`, one round trip).
+One message of a known conversation takes two state steps instead (`forwarding/single.py`). Every
+claim is renewed while its attempt runs (`Keeper`); on a shared backend the other paths keep each
+Layer-2 item's first decision on its delivery before the forward (`DeliveryLog.note`).
 
 Knows no platform: every platform question goes to the channel's adapter (`stickyroute.channels`).
 One path for one or many envelopes. Reads the wall clock once per request (and a monotonic timer
@@ -48,8 +42,9 @@ from stickyroute.forwarding.lanes import run_lanes
 from stickyroute.forwarding.late import LateAnswers
 from stickyroute.forwarding.leg import REPLY_DROPPED, Forwarding
 from stickyroute.forwarding.offload import chunks, offload
-from stickyroute.forwarding.pending import Item, Pending
+from stickyroute.forwarding.pending import Item, Pending, merged
 from stickyroute.forwarding.replies import answer_of, redelivered, summary, text_reply
+from stickyroute.forwarding.single import deliver_one
 from stickyroute.hints import AgentSignals
 from stickyroute.observe import Accounting
 from stickyroute.reply import Reply
@@ -57,7 +52,7 @@ from stickyroute.routing.deadline import ClassifierDeadline
 from stickyroute.routing.engine import Decision
 from stickyroute.routing.envelope import Envelope
 from stickyroute.routing.router import Router
-from stickyroute.state.base import Claim, ClaimState, DeliveryLog, DeliverySteps, Lease, Writes
+from stickyroute.state.base import Claim, ClaimState, DeliveryLog, DeliverySteps
 
 log = logging.getLogger("stickyroute.dispatch")
 CUT_STATUS = 503
@@ -159,62 +154,13 @@ class Dispatcher:
         if len(envelopes) == 1 and self.steps is not None:
             conversation = self.router.lane(channel.name, envelopes[0])
             if isinstance(conversation, ConversationKey):
-                return await self._deliver_one(adapter, channel, inbound, envelopes[0], keys[0], conversation, now,
-                                               pending)
+                return await deliver_one(self, adapter, channel, inbound, envelopes[0], keys[0], conversation, now,
+                                         pending)
         distinct = list(dict.fromkeys(keys))
         claims: dict[DeliveryKey, Claim] = {}
         async for chunk in chunks(distinct):
             claims.update(zip(chunk, await self.deliveries.claim(chunk, now), strict=True))
         return await self._settled(adapter, channel, inbound, envelopes, keys, claims, now, pending)
-
-    async def _deliver_one(self, adapter: ChannelAdapter, channel: Channel, inbound: Inbound, envelope: Envelope,
-                           key: DeliveryKey, conversation: ConversationKey, now: float, pending: Pending) -> Reply:
-        """One message of a known conversation: begin (claim + hold), decide, forward, finish
-        (commit + complete | fail); see the module docstring."""
-        assert self.steps is not None
-        steps = self.steps
-        hold = self.router.wants_conversation(channel.name, envelope)
-        begun = await steps.begin(key, conversation, now, hold=hold)
-        lease = begun.lease
-        if lease is None:
-            return await self._settled(adapter, channel, inbound, [envelope], [key], {key: begun.claim}, now, pending)
-        stop = self.keeper.hold([key], lease)
-        decisions = pending.decisions if pending.decisions is not None else []
-        outcomes = pending.outcomes
-        lates: _Lates = {}
-        writes = Writes()
-        decision: Decision | None = None
-        held: Lease | None = lease
-        try:
-            deadline = ClassifierDeadline(self.config.classifier.timeout_s, self.timer)
-            asked = False
-            try:
-                made = await self.router.decide_held(channel.name, envelope, lease, now, deadline)
-                decision, writes, asked = made.decision, made.writes, made.asked
-            except Exception:
-                log.exception("routing failed on %s; forwarding to the default %s", channel.name,
-                              channel.default_agent)
-                decision = Decision(channel.default_agent, "routing_error")
-            if asked:  # a decision a retry might not make alike: kept on the delivery before the forward
-                held = None
-                await steps.note(key, lease, writes, DecisionMemo(decision.agent, decision.reason), now)
-            pending.items.append((envelope, decision, key))
-            decisions.append(decision)
-            reply = await self._send(adapter, channel, inbound, pending.items, 1, outcomes, lates, now)
-        finally:
-            stop()
-            memo = DecisionMemo(decision.agent, decision.reason) if decision is not None else None
-            exchange = lates.get(key)
-            if held is not None and memo is not None:
-                await steps.finish(key, held, writes, outcomes.get(key), memo, now, keep=exchange is not None)
-            elif held is not None:  # cut short before a decision: give the conversation back, fail the key
-                await steps.finish(key, held, Writes(), None, None, now)
-            else:
-                await self._end([key], outcomes, {key: memo} if memo is not None else {}, now, lates)
-                exchange = None
-            if exchange is not None and memo is not None:
-                self.late.watch(exchange, [key], {key: memo})
-        return reply
 
     async def _settled(self, adapter: ChannelAdapter, channel: Channel, inbound: Inbound,
                        envelopes: Sequence[Envelope], keys: list[DeliveryKey], claims: dict[DeliveryKey, Claim],
@@ -266,7 +212,7 @@ class Dispatcher:
         finally:
             stop()
             memos = {key: DecisionMemo(d.agent, d.reason) for _e, d, key in items}
-            await self._end(owned, outcomes, memos, now, lates)
+            await self.late.end(owned, outcomes, memos, now, lates)
         if len(outcomes) == len(owned) and not earlier and len({id(r) for r in outcomes.values()}) == 1:
             return reply
         return summary(list({id(r): r for r in outcomes.values()}.values()) + earlier)
@@ -309,7 +255,7 @@ class Dispatcher:
                 groups = {channel.default_agent: items}
         late: list[asyncio.Future[Reply] | None] = [None] * len(groups)
         sends = [
-            self._forward(channel, inbound, _merged(agent, group), parts[agent] if parts is not None else None,
+            self._forward(channel, inbound, merged(agent, group), parts[agent] if parts is not None else None,
                           late, index, now)
             for index, (agent, group) in enumerate(groups.items())
         ]
@@ -348,38 +294,5 @@ class Dispatcher:
         return await self.signals.from_reply(channel.name, agent.name, conversation, reply,
                                              now if now is not None else self.clock())
 
-    async def _end(self, owned: list[DeliveryKey], outcomes: dict[DeliveryKey, Reply],
-                   memos: dict[DeliveryKey, DecisionMemo], now: float, lates: _Lates) -> None:
-        """Complete the keys whose part got a 2xx, fail the others (None: no answer at all); the
-        keys of a part still awaited after its 504 stay in flight until its late answer."""
-        by_reply: dict[int, tuple[Reply, list[DeliveryKey]]] = {}
-        for key, reply in outcomes.items():
-            by_reply.setdefault(id(reply), (reply, []))[1].append(key)
-        for reply, keys in by_reply.values():
-            exchange = lates.get(keys[0])
-            if exchange is not None:
-                self.late.watch(exchange, keys, _memos_of(keys, memos))
-                continue
-            async for chunk in chunks(keys):
-                if reply.ok:
-                    await self.deliveries.complete(chunk, reply, now, _memos_of(chunk, memos))
-                else:
-                    await self.deliveries.fail(chunk, reply, now, _memos_of(chunk, memos))
-        unanswered = [k for k in owned if k not in outcomes]
-        if unanswered:
-            async for chunk in chunks(unanswered):
-                await self.deliveries.fail(chunk, None, now, _memos_of(chunk, memos))
-
 
 _WHAT = {"timeout": "timed out", "refused": "unreachable", "pool_exhausted": "has no free connection"}
-
-
-def _merged(agent: str, group: list[Item]) -> Decision:
-    """The decision a group of items is forwarded under: their reasons joined; the conversation
-    (for agent signals) only when the group is one item."""
-    reasons = ",".join(dict.fromkeys(d.reason for _e, d, _k in group))
-    return Decision(agent, reasons, conversation=group[0][1].conversation if len(group) == 1 else None)
-
-
-def _memos_of(keys: Sequence[DeliveryKey], memos: dict[DeliveryKey, DecisionMemo]) -> dict[DeliveryKey, DecisionMemo]:
-    return {k: memos[k] for k in keys if k in memos}

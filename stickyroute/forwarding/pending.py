@@ -9,7 +9,7 @@ from stickyroute.reply import Reply
 from stickyroute.routing.engine import Decision
 from stickyroute.routing.envelope import Envelope
 
-__all__ = ["Item", "Pending"]
+__all__ = ["Item", "Pending", "merged"]
 
 Item = tuple[Envelope, Decision, DeliveryKey]
 """One routed item: its envelope, its decision, its delivery key."""
@@ -36,3 +36,10 @@ class Pending:
         outcomes = self.outcomes
         return [(envelope, decision, outcomes[key].status if key in outcomes else status)
                 for envelope, decision, key in self.items]
+
+
+def merged(agent: str, group: list[Item]) -> Decision:
+    """The decision a group of items is forwarded under: their reasons joined; the conversation
+    (for agent signals) only when the group is one item."""
+    reasons = ",".join(dict.fromkeys(d.reason for _e, d, _k in group))
+    return Decision(agent, reasons, conversation=group[0][1].conversation if len(group) == 1 else None)

@@ -27,9 +27,9 @@ from stickyroute.state.fallback import (
     FallbackBudget,
     FallbackConversationState,
     FallbackDeliveryLog,
-    FallbackDeliverySteps,
     FallbackSwitchBudget,
 )
+from stickyroute.state.fallback_steps import FallbackDeliverySteps
 from stickyroute.state.health import BackendHealth
 from stickyroute.state.memory import MemoryConversationState, MemoryDeliveryLog, MemoryDeliverySteps
 

@@ -3,7 +3,7 @@ process's memory backend while it is not.
 
     FallbackConversationState   a lease is committed to (or released on) the backend it came from
     FallbackDeliveryLog         keys claimed in memory are completed, failed and settled there
-    FallbackDeliverySteps       a step begun in memory is noted and finished there
+    FallbackDeliverySteps       (fallback_steps.py) a step begun in memory is noted and finished there
     FallbackBudget              the shared bucket, else a per-process one
     FallbackSwitchBudget        the same for the per-sender explicit-switch buckets
 
@@ -27,16 +27,13 @@ from stickyroute.core.delivery import DecisionMemo, DeliveryKey
 from stickyroute.core.route import ConversationKey, Route
 from stickyroute.reply import Reply
 from stickyroute.state.base import (
-    Begun,
     Claim,
     ClaimState,
     ConversationLimits,
     ConversationState,
     DeliveryLog,
-    DeliverySteps,
     Lease,
     StateUnavailable,
-    Writes,
 )
 from stickyroute.state.budget import ClassifierBudget, SwitchBudget
 from stickyroute.state.health import BackendHealth
@@ -250,51 +247,6 @@ class FallbackDeliveryLog:
     async def aclose(self) -> None:
         await self.local.aclose()
         await self.shared.aclose()
-
-
-class FallbackDeliverySteps:
-    """`DeliverySteps` on `shared` while `health.up`, else on `local`; a step begun in memory
-    notes its key with `deliveries` so its completion, failure and waiting stay in memory."""
-
-    def __init__(self, shared: DeliverySteps, local: DeliverySteps, health: BackendHealth,
-                 deliveries: FallbackDeliveryLog) -> None:
-        self.shared = shared
-        self.local = local
-        self.health = health
-        self.deliveries = deliveries
-        self._shared_keys: set[DeliveryKey] = set()
-
-    async def begin(self, key: DeliveryKey, conversation: ConversationKey, now: float, *, hold: bool) -> Begun:
-        if self.health.up:
-            try:
-                begun = await self.shared.begin(key, conversation, now, hold=hold)
-            except StateUnavailable as exc:
-                self.health.failed(exc)
-            else:
-                if begun.lease is not None:
-                    self._shared_keys.add(key)
-                return begun
-        begun = await self.local.begin(key, conversation, now, hold=hold)
-        self.deliveries._note(key, begun.claim)
-        return begun
-
-    async def note(self, key: DeliveryKey, lease: Lease, writes: Writes, memo: DecisionMemo, now: float) -> None:
-        if key in self._shared_keys:
-            self._shared_keys.discard(key)
-            await _quietly(self.health, lambda: self.shared.note(key, lease, writes, memo, now), always=True)
-            return
-        await self.local.note(key, lease, writes, memo, now)
-
-    async def finish(self, key: DeliveryKey, lease: Lease, writes: Writes, reply: Reply | None,
-                     memo: DecisionMemo | None, now: float, *, keep: bool = False) -> None:
-        if key in self._shared_keys:
-            self._shared_keys.discard(key)
-            await _quietly(self.health, lambda: self.shared.finish(key, lease, writes, reply, memo, now, keep=keep),
-                           always=True)
-            return
-        if not keep:
-            self.deliveries._forget(key)
-        await self.local.finish(key, lease, writes, reply, memo, now, keep=keep)
 
 
 class FallbackBudget:

@@ -15,7 +15,7 @@ import pytest
 from redis import Redis
 from redis.crc import key_slot
 
-from stickyroute.state.redis import scripts
+from stickyroute.state.redis import scripts, step_scripts
 from stickyroute.state.redis.client import RedisStore
 from tests.proxy.harness import Proxy, telegram_text, upstream_set, whatsapp_text, write_config
 from tests.redis_server import OwnRedis
@@ -24,7 +24,7 @@ IN_SCRIPTS = {"get", "set", "del", "exists", "hget", "hset", "hmget", "hdel", "h
 """What the scripts call inside Redis (commandstats counts those too; none is a round trip)."""
 CONNECTION_SETUP = {"hello", "client|setinfo", "select", "auth"}
 """A new pooled connection's handshake (not per update)."""
-SCRIPT_NAMES = {getattr(scripts, n): n for n in dir(scripts) if n.isupper() and not n.startswith("_")}
+SCRIPT_NAMES = {getattr(m, n): n for m in (scripts, step_scripts) for n in dir(m) if n.isupper() and not n.startswith("_")}
 CONVERSATIONS = 10
 UPDATES = 1000
 

@@ -3,6 +3,7 @@
     keys.py           KeyLayout: key names (one hash tag per conversation, delivery, budget)
     codec.py          routes, recent texts, replies, decisions as stored (exact round trips)
     scripts.py        the Lua scripts (one per state step, one slot each)
+    step_scripts.py   BEGIN, NOTE, FINISH, MEMO, RENEW (a single-message update, a claim's lease)
     client.py         RedisStore: one pool per process, op timeout, error translation
     conversations.py  RedisConversationState (per-conversation lock with token and fencing)
     deliveries.py     RedisDeliveryLog (claims, stored answers, waiting on another replica)

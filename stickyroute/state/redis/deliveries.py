@@ -41,7 +41,8 @@ from stickyroute.reply import Reply
 from stickyroute.state.base import Claim, ClaimState, Lease
 from stickyroute.state.redis.client import Call, RedisStore
 from stickyroute.state.redis.codec import memo_blob, memo_from, reply_blob, reply_from
-from stickyroute.state.redis.scripts import CLAIM, COMPLETE, FAIL, MEMO, RENEW, SETTLE
+from stickyroute.state.redis.scripts import CLAIM, COMPLETE, FAIL, SETTLE
+from stickyroute.state.redis.step_scripts import MEMO, RENEW
 
 POLL_FIRST_S = 0.002
 POLL_MAX_S = 0.05

@@ -19,7 +19,7 @@ from stickyroute.reply import Reply
 from stickyroute.state.base import Begun, ClaimState, Lease, Writes
 from stickyroute.state.redis.conversations import RedisConversationState
 from stickyroute.state.redis.deliveries import RedisDeliveryLog
-from stickyroute.state.redis.scripts import BEGIN, FINISH, NOTE
+from stickyroute.state.redis.step_scripts import BEGIN, FINISH, NOTE
 
 __all__ = ["RedisDeliverySteps"]
 
