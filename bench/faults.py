@@ -33,6 +33,8 @@ async def main_async(args: argparse.Namespace) -> list[Row]:
         row = await run(SCENARIOS[name], load)
         rows.append(row)
         print(f"{name}: " + ("; ".join(ledger_lines(row.counts)) if row.counts else row.note), flush=True)
+        for line in (row.broken or [])[:10]:
+            print(f"  outside the crash rule: {line}", flush=True)
     return rows
 
 

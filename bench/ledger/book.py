@@ -20,8 +20,9 @@ answer and is not a second delivery.
 **The crash rule** (a proxy process SIGKILLed with the Redis backend): an update may be accepted
 twice only when its forward had started before a kill (its first acceptance came at most
 `KILL_SLACK_S` after it, and it was not acknowledged before it), always by the same agent, and
-its second acceptance comes at most `lease_s + margin_s` after the kill (a dead process's claims
-free within one claim lease; the margin is the platform's retry delay and one forward).
+its second acceptance comes at most `lease_s + margin_s` after the kill, or after the restarted
+process serves again (a dead process's claims free within one claim lease; the margin is the
+platform's retry delay and one forward).
 """
 
 from __future__ import annotations
@@ -101,9 +102,11 @@ class Ledger:
         else:
             self.refused[key] += 1
 
-    def crash_rule(self, kills: list[float], lease_s: float, margin_s: float) -> list[str]:
+    def crash_rule(self, kills: list[float], lease_s: float, margin_s: float,
+                   back: list[float] | None = None) -> list[str]:
         """Every update accepted more than once that breaks the crash rule (module docstring),
-        with why; [] when all duplicates are the kills' in-flight updates."""
+        with why; [] when all duplicates are the kills' in-flight updates. `back[i]`: when a
+        proxy served again after kill i (a restart; default: at once, another replica)."""
         broken = []
         for key, agents in self.accepted.items():
             if len(agents) < 2:
@@ -116,9 +119,9 @@ class Ledger:
                               f"kill ({kills})")
             elif len(set(agents)) > 1:
                 broken.append(f"{key} in flight at the kill at {kill:.2f} s reached two agents: {agents}")
-            elif times[-1] > kill + lease_s + margin_s:
+            elif times[-1] > (due := max(kill, (back or kills)[kills.index(kill)]) + lease_s + margin_s):
                 broken.append(f"{key} in flight at the kill at {kill:.2f} s was redelivered at {times[-1]:.2f} s, "
-                              f"later than the claim lease ({lease_s} s) + {margin_s} s")
+                              f"after {due:.2f} s (served again + claim lease {lease_s} s + {margin_s} s)")
         return broken
 
     def counts(self, retrying: set[str] | None = None) -> Counts:

@@ -116,6 +116,8 @@ class Harness:
         self.proxies: list[ProxyProcess] = []
         self.kills: list[float] = []
         """When a proxy process was SIGKILLed (the ledger's clock)."""
+        self.back: list[float] = []
+        """When a proxy served again after each kill (its restart was ready, or at once: a replica)."""
         self.folder = folder
         self._temp: tempfile.TemporaryDirectory[str] | None = None
 
@@ -245,11 +247,13 @@ async def _kill_and_restart(h: Harness) -> None:
     h.proxies[0].kill()
     await asyncio.sleep(0.3)
     await h.proxies[0].start()
+    h.back.append(h.clock())
 
 
 async def _kill_one_replica(h: Harness) -> None:
     await asyncio.sleep(h.at(0.4))
     h.kills.append(h.clock())
+    h.back.append(h.kills[-1])  # the other replica serves on
     h.proxies[-1].kill()
 
 
@@ -342,6 +346,7 @@ async def _play(scenario: Scenario, load: Load, extra: dict[str, dict[str, Any]]
         restarts = sum(p.starts - 1 for p in h.proxies)
         extra_info = {"platform_answers": dict(h.telegram.statuses + h.meta.statuses),
                       "agent_requests": {n: a.requests for n, a in h.agents.items()}, "groq_calls": dict(h.groq.calls),
-                      "kills": list(h.kills)}
-        broken = h.ledger.crash_rule(h.kills, CLAIM_LEASE_S, CRASH_MARGIN_S) if scenario.redis and h.kills else None
+                      "kills": list(h.kills), "back": list(h.back)}
+        broken = (h.ledger.crash_rule(h.kills, CLAIM_LEASE_S, CRASH_MARGIN_S, h.back) if scenario.redis and h.kills
+                  else None)
         return Row(scenario.name, counts, scenario.what, restarts, extra_info, broken)

@@ -78,3 +78,5 @@ def test_the_crash_rule_allows_only_updates_in_flight_at_a_kill_to_one_agent_wit
             book.received(key, agent, True, t)
     broken = book.crash_rule([10.0], lease_s=5.0, margin_s=4.0)
     assert [line.split()[0] for line in broken] == ["acked-before", "after-kill", "two-agents", "too-late"]
+    restarted = book.crash_rule([10.0], lease_s=5.0, margin_s=4.0, back=[12.0])  # served again at 12 s: due 21 s
+    assert [line.split()[0] for line in restarted] == ["acked-before", "after-kill", "two-agents"]
