@@ -4,9 +4,8 @@
             ─▶ Router.decide per item (first decisions reused; `lanes`) ─▶ one body, or adapter.split
                per agent ─▶ Leg.forward ─▶ DeliveryLog.complete | fail ─▶ Reply
 
-One message of a known conversation takes two state steps instead (`forwarding/single.py`). Every
-claim is renewed while its attempt runs (`Keeper`); on a shared backend the other paths keep each
-Layer-2 item's first decision on its delivery before the forward (`DeliveryLog.note`).
+One message of a known conversation: two state steps (`forwarding/single.py`). Claims are renewed
+while their attempt runs (`Keeper`); first decisions are kept before the forward (`note`).
 
 Knows no platform: every platform question goes to the channel's adapter (`stickyroute.channels`).
 One path for one or many envelopes. Reads the wall clock once per request (and a monotonic timer
@@ -74,9 +73,8 @@ class Dispatcher:
     its own, unexported).
     `signals` takes agent hints and handoffs out of replies and gives forwards their conversation
     token (default: one for this config with a per-process secret unless `[hints] secret`).
-    `steps` runs a single-message update of a known conversation in two state steps (None:
-    through `deliveries` and the router's own acquire / commit); `lease_s` is the claim lease the
-    attempts renew (None: claims that need no renewal, the memory backend).
+    `steps`: one message of a known conversation in two state steps (None: the batch path);
+    `lease_s`: the claim lease attempts renew (None: nothing to renew, the memory backend).
     """
 
     def __init__(self, config: Config, router: Router, deliveries: DeliveryLog, leg: Forwarding,
@@ -89,10 +87,7 @@ class Dispatcher:
         self.keeper = Keeper(deliveries, clock, lease_s)
         self.router = router
         self.deliveries = deliveries
-        self.leg = leg
-        self.clock = clock
-        self.timer = timer
-        self.recorder = recorder
+        self.leg, self.clock, self.timer, self.recorder = leg, clock, timer, recorder
         self.late = LateAnswers(deliveries, clock, self.keeper)
         self.accounting = accounting if accounting is not None else Accounting(CollectorRegistry(), clock)
         self.signals = signals if signals is not None else AgentSignals(config, router,
@@ -166,6 +161,15 @@ class Dispatcher:
                        envelopes: Sequence[Envelope], keys: list[DeliveryKey], claims: dict[DeliveryKey, Claim],
                        now: float, pending: Pending) -> Reply:
         """Wait for the attempts in flight, forward the items this request holds, answer."""
+        stop = self.keeper.hold(list(claims))  # renews only the claims this process holds, from now on
+        try:
+            return await self._held(adapter, channel, inbound, envelopes, keys, claims, now, pending)
+        finally:
+            stop()
+
+    async def _held(self, adapter: ChannelAdapter, channel: Channel, inbound: Inbound,
+                    envelopes: Sequence[Envelope], keys: list[DeliveryKey], claims: dict[DeliveryKey, Claim],
+                    now: float, pending: Pending) -> Reply:
         waiting = [k for k, c in claims.items() if c.state is ClaimState.IN_FLIGHT]
         if waiting:
             settled = await asyncio.gather(*(self.deliveries.settle(k, now, self.settle_s) for k in waiting))
@@ -183,7 +187,6 @@ class Dispatcher:
             log.info("batch on %s: %d of %d item(s) answered earlier, forwarding the rest",
                      channel.name, len(earlier), len(claims))
         mine = set(owned)
-        stop = self.keeper.hold(owned)
         items = pending.items
         outcomes = pending.outcomes
         lates: _Lates = {}
@@ -203,14 +206,12 @@ class Dispatcher:
             for key in keys:
                 memo = claims[key].memo
                 decisions.append(next(made) if key in mine else Decision(memo.agent, memo.reason) if memo else None)
-            if self.keeper.period_s is not None:  # a shared backend: the first decisions outlive this process
-                kept = {k: DecisionMemo(d.agent, d.reason) for _e, d, k in items  # Layer 1's decide alike
-                        if d.conversation is not None and claims[k].memo is None}
-                if kept:
-                    await self.deliveries.note(kept, now)
+            kept = {k: DecisionMemo(d.agent, d.reason) for _e, d, k in items  # Layer 1's decide alike
+                    if d.conversation is not None and claims[k].memo is None and self.keeper.period_s}
+            if kept:  # a shared backend: the first decisions outlive this process
+                await self.deliveries.note(kept, now)
             reply = await self._send(adapter, channel, inbound, items, len(envelopes), outcomes, lates, now)
         finally:
-            stop()
             memos = {key: DecisionMemo(d.agent, d.reason) for _e, d, key in items}
             await self.late.end(owned, outcomes, memos, now, lates)
         if len(outcomes) == len(owned) and not earlier and len({id(r) for r in outcomes.values()}) == 1:

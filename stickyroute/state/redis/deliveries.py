@@ -87,6 +87,13 @@ class RedisDeliveryLog:
         """The claim lease in milliseconds."""
         return self._claim_ms
 
+    @property
+    def lock_ms(self) -> int:
+        """How long a conversation lock taken with a claim lives without renewal (ms): a third of
+        the lease (at most a second) shorter than the claim, so a dead holder's lock is free by
+        the time its claim is (Redis counts the lock, the proxies' clocks the claim)."""
+        return self._claim_ms - min(1000, self._claim_ms // 3)
+
     def place(self, key: DeliveryKey, digest: str) -> str:
         """Keep `key` under the hash tag of the conversation whose digest is `digest`; its name."""
         self._where[key] = digest
@@ -211,7 +218,7 @@ class RedisDeliveryLog:
                 continue
             if lease is not None:
                 calls.append((RENEW, [self.name(key), self._keys.lock(lease.key)],
-                              [token, until, self._claim_ms, lease.token, self._claim_ms]))
+                              [token, until, self._claim_ms, lease.token, self.lock_ms]))
             else:
                 calls.append((RENEW, [self.name(key)], [token, until, self._claim_ms]))
         if calls:

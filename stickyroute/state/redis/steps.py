@@ -2,8 +2,8 @@
 
     begin    BEGIN script: claim the delivery (kept under the conversation's hash tag) and, when
              it is FIRST without a first decision, take the conversation's lock and read it (as
-             ACQUIRE) in the same call; the lock lives one claim lease (`claim_lease_s`) and is
-             renewed with the claim (`RedisDeliveryLog.renew`) until `finish`
+             ACQUIRE) in the same call; the lock lives a little less than one claim lease
+             (`RedisDeliveryLog.lock_ms`) and is renewed with the claim until `finish`
     note     NOTE script: COMMIT before the forward and keep the first decision on the delivery
     finish   FINISH script: COMMIT after the forward and COMPLETE / FAIL the delivery
 
@@ -41,7 +41,7 @@ class RedisDeliverySteps:
         names = [name, self._keys.conversation(conversation), self._keys.lock(conversation)]
         result = await self._store.run("begin", BEGIN, names,
                                        [repr(now), token, until, log.claim_ms, "1" if hold else "0", lock_token,
-                                        log.claim_ms])
+                                        log.lock_ms])
         claim = log.outcome(key, token, result[:3] if result[0] != b"first" else result[:2])
         if claim.state is ClaimState.FIRST and len(result) > 2:
             return Begun(claim, self.conversations.lease_from(conversation, lock_token, result[2], now))
