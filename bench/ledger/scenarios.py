@@ -45,9 +45,9 @@ DEADLINES = {"upstream": {"connect_timeout_s": 0.25, "timeout_s": 0.75, "late_an
 ANSWER_S = 1.0
 CLAIM_LEASE_S = 5.0
 """`[state] claim_lease_s` of the Redis scenarios (the product default)."""
-CRASH_MARGIN_S = 4.0
-"""The crash rule's margin past the lease: the platforms' longest retry delay (2 s) and one
-attempt (the proxy's 1 s upstream deadline and its classifier wait)."""
+CRASH_MARGIN_S = 7.0
+"""The crash rule's margin past the lease: the platforms' longest retry delay here (2 s) and the
+platform's patience for one attempt (5 s), the bound on how long a retry waits in the proxy."""
 KEYWORDS = {"coder": ("python", "function", "unit test", "refactor"), "ops": ("kubernetes", "deploy", "docker", "ci "),
             "support": ("invoice", "refund", "login", "order", "delivery"),
             "writer": ("blog", "email", "proofread", "announcement")}
