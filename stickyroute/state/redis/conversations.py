@@ -90,7 +90,7 @@ class RedisConversationState:
             try:
                 got, values = await self._store.run("acquire", ACQUIRE, names, [token, self._lock_ms])
             except BaseException:
-                self._release_soon(names[1], token)  # the script may have run before the error
+                self.release_soon(names[1], token)  # the script may have run before the error
                 raise
             if got == 1:
                 break
@@ -119,7 +119,7 @@ class RedisConversationState:
         self._held[token] = _Held((values[9] or b"0").decode(), recent_until if recent_until > now else 0.0)
         return Lease(key, route, recent, token)
 
-    def _release_soon(self, lock: str, token: int) -> None:
+    def release_soon(self, lock: str, token: int) -> None:
         """Give back a lock this process may have taken without learning it (cancelled call)."""
 
         async def release() -> None:

@@ -8,7 +8,8 @@
     finish   FINISH script: COMMIT after the forward and COMPLETE / FAIL the delivery
 
 Every script names the delivery, the conversation hash and its lock: one hash tag, one slot.
-A lock this process took without learning it (the call was cut) expires with the claim lease.
+A lock this process may have taken without learning it (the call failed or was cut) is given
+back at once (RELEASE, in the background), as `acquire` does.
 """
 
 from __future__ import annotations
@@ -39,9 +40,14 @@ class RedisDeliverySteps:
         token, until = log.claim_args(now)
         lock_token = self.conversations.new_token()
         names = [name, self._keys.conversation(conversation), self._keys.lock(conversation)]
-        result = await self._store.run("begin", BEGIN, names,
-                                       [repr(now), token, until, log.claim_ms, "1" if hold else "0", lock_token,
-                                        log.lock_ms])
+        try:
+            result = await self._store.run("begin", BEGIN, names,
+                                           [repr(now), token, until, log.claim_ms, "1" if hold else "0", lock_token,
+                                            log.lock_ms])
+        except BaseException:
+            if hold:  # the script may have run before the error: give the conversation back
+                self.conversations.release_soon(names[2], lock_token)
+            raise
         claim = log.outcome(key, token, result[:3] if result[0] != b"first" else result[:2])
         if claim.state is ClaimState.FIRST and len(result) > 2:
             return Begun(claim, self.conversations.lease_from(conversation, lock_token, result[2], now))
