@@ -7,12 +7,21 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 
 import pytest
+import redis.exceptions
 from redis.asyncio import Redis
 
 from stickyroute.core.delivery import DecisionMemo
 from stickyroute.core.route import ConversationKey, Route
 from stickyroute.reply import Reply
-from stickyroute.state.base import Claim, ClaimState, ConversationLimits, ConversationState, DeliverySteps, Writes
+from stickyroute.state.base import (
+    Claim,
+    ClaimState,
+    ConversationLimits,
+    ConversationState,
+    DeliverySteps,
+    StateUnavailable,
+    Writes,
+)
 from stickyroute.state.memory import MemoryConversationState, MemoryDeliveryLog, MemoryDeliverySteps
 from stickyroute.state.redis import RedisConversationState, RedisDeliveryLog, RedisDeliverySteps, RedisStore
 from tests.redis_server import flush_prefix, private_prefix, require_redis
@@ -99,3 +108,29 @@ async def test_a_renewed_claim_outlives_its_lease_and_a_dead_holder_s_frees_with
     await flush_prefix(require_redis(), prefix)
     await holder.aclose()
     await survivor.aclose()
+
+
+async def test_a_begin_whose_reply_is_lost_gives_the_conversation_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    prefix = private_prefix()
+    store = RedisStore(require_redis(), prefix, 2.0)
+    conversations, log = RedisConversationState(store, LIMITS), RedisDeliveryLog(store, claim_ttl_s=5.0)
+    steps = RedisDeliverySteps(conversations, log)
+    evalsha = store.client.evalsha
+    lost = [True]
+
+    async def reply_lost_once(*args: object) -> object:
+        result = await evalsha(*args)  # type: ignore[arg-type]
+        if lost:
+            lost.clear()
+            raise redis.exceptions.ConnectionError("connection reset after the script ran")
+        return result
+
+    monkeypatch.setattr(store.client, "evalsha", reply_lost_once)
+    with pytest.raises(StateUnavailable):
+        await steps.begin(("telegram", "1"), CONV, T0, hold=True)
+    await conversations.aclose()  # waits for the background give-back
+    raw = Redis.from_url(require_redis())
+    held = await raw.exists(store.keys.lock(CONV))
+    await raw.aclose()
+    await flush_prefix(require_redis(), prefix)
+    assert held == 0
