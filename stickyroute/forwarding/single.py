@@ -8,14 +8,15 @@ A decision that asked the classifier or a switch permit is committed with the fi
 on the delivery before the forward (`note`), so a retry after a crash goes to the same agent; any
 other decision is made again alike from the conversation the attempt held. A claim taken without
 the conversation (another request holds it, a first decision exists, Layer 1 decides) goes the
-dispatcher's usual way. The claim and the conversation are renewed while the attempt runs.
+dispatcher's usual way. The claim and the conversation are renewed while the attempt runs. The
+agent signals of the reply (hint, handoff, done) are applied once the decision is written.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Protocol
 
 from stickyroute.channels import ChannelAdapter
@@ -26,6 +27,7 @@ from stickyroute.forwarding.inbound import Inbound
 from stickyroute.forwarding.keepalive import Keeper
 from stickyroute.forwarding.late import LateAnswers
 from stickyroute.forwarding.pending import Item, Pending
+from stickyroute.hints.service import DEFERRED
 from stickyroute.reply import Reply
 from stickyroute.routing.deadline import ClassifierDeadline
 from stickyroute.routing.engine import Decision
@@ -75,6 +77,7 @@ async def deliver_one(self: Host, adapter: ChannelAdapter, channel: Channel, inb
     writes = Writes()
     decision: Decision | None = None
     held: Lease | None = lease
+    later: list[Callable[[], Awaitable[None]]] = []  # the reply's agent signals, once the decision is written
     try:
         deadline = ClassifierDeadline(self.config.classifier.timeout_s, self.timer)
         asked = False
@@ -90,7 +93,12 @@ async def deliver_one(self: Host, adapter: ChannelAdapter, channel: Channel, inb
             await steps.note(key, lease, writes, DecisionMemo(decision.agent, decision.reason), now)
         pending.items.append((envelope, decision, key))
         decisions.append(decision)
-        reply = await self._send(adapter, channel, inbound, pending.items, 1, outcomes, lates, now)
+        hold_signals = DEFERRED.set(later) if held is not None else None
+        try:
+            reply = await self._send(adapter, channel, inbound, pending.items, 1, outcomes, lates, now)
+        finally:
+            if hold_signals is not None:
+                DEFERRED.reset(hold_signals)
     finally:
         stop()
         memo = DecisionMemo(decision.agent, decision.reason) if decision is not None else None
@@ -104,4 +112,6 @@ async def deliver_one(self: Host, adapter: ChannelAdapter, channel: Channel, inb
             exchange = None
         if exchange is not None and memo is not None:
             self.late.watch(exchange, [key], {key: memo})
+    for apply in later:
+        await apply()
     return reply
