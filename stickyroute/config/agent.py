@@ -46,3 +46,7 @@ class Agent:
     """A human desk: a conversation handed, switched or pinned to it is held there (`held`)."""
     hold_s: float = DEFAULT_HOLD_MINUTES * 60.0
     """A desk's hold in seconds of inactivity (`hold_minutes` * 60); the route lives while held."""
+    sticky_bonus_offset: int = 0
+    """Extra points (>= 0) added to `[routing] sticky_bonus` while this agent holds the route: an
+    agent whose own turns often name other agents' words (a taxi named after the hotel it leaves
+    from) keeps its conversations against one such keyword. Learned packs may set it."""

@@ -7,7 +7,8 @@ offline keyword classifier (`stickyroute.classifier.keywords`), with the route's
 
 - first message (`current` None): the unique top scorer at or above `confidence_threshold`,
   else the default (the keyword classifier answers none);
-- `sticky_heuristic`, route on `current`: effective scores add `sticky_bonus` to `current`; a
+- `sticky_heuristic`, route on `current`: effective scores add `sticky_bonus` (plus the
+  agent's `sticky_bonus_offset`, `GateRules.sticky_offsets`) to `current`; a
   unique effective top X != current with raw >= threshold switches by keywords when it leads by
   `keyword_switch_margin`, else asks the classifier when `divergence_count` is 1 (or the early
   confirm margin is met); `contest_confirm` asks it on a tie with the bonus; the classifier's
@@ -47,6 +48,13 @@ class GateRules:
     short_message_chars: int
     acknowledgements: frozenset[str]
     first_message_margin: int | None = 0
+    sticky_offsets: tuple[tuple[str, int], ...] = ()
+    """(agent, points) added to `sticky_bonus` while that agent holds the route
+    (`sticky_bonus_offset`); agents not listed: 0."""
+
+    def bonus(self, current: str) -> int:
+        """The sticky bonus of a route on `current` (points)."""
+        return self.sticky_bonus + dict(self.sticky_offsets).get(current, 0)
 
     @classmethod
     def from_settings(cls, settings: RoutingSettings) -> GateRules:
@@ -92,18 +100,19 @@ def verdict(scores: Mapping[str, int], current: str | None, rules: GateRules,
     if rules.strategy is not Strategy.STICKY_HEURISTIC:
         return current, False
     own = scores.get(current, 0)
+    bonus = rules.bonus(current)
     effective = dict(scores)
-    effective[current] = own + rules.sticky_bonus
+    effective[current] = own + bonus
     best, top, second = top_agent(effective)
     if best is not None and best != current and scores.get(best, 0) >= threshold:
         margin = rules.keyword_switch_margin
         if margin is not None and top - second >= margin and _decisive(decisive, best, current, margin, rules):
             return best, False
         early = rules.early_confirm_margin
-        if rules.divergence_count <= 1 or (early is not None and top - (own + rules.sticky_bonus) >= early):
+        if rules.divergence_count <= 1 or (early is not None and top - (own + bonus) >= early):
             return _confirmed(scores, current, threshold, answer, decisive), True
         return current, False
-    if (rules.contest_confirm and best is None and own + rules.sticky_bonus == top
+    if (rules.contest_confirm and best is None and own + bonus == top
             and any(a != current and s == top and s >= threshold for a, s in scores.items())):
         return _confirmed(scores, current, threshold, answer, decisive), True
     return current, False
@@ -116,7 +125,7 @@ def _decisive(decisive: Mapping[str, int] | None, best: str, current: str | None
         return True
     effective = dict(decisive)
     if current is not None:
-        effective[current] = effective.get(current, 0) + rules.sticky_bonus
+        effective[current] = effective.get(current, 0) + rules.bonus(current)
     winner, top, second = top_agent(effective)
     return winner == best and effective.get(best, 0) >= rules.confidence_threshold and top - second >= margin
 

@@ -158,8 +158,9 @@ def _heuristic(text: str, route: Route, rules: ChannelRules, now: float) -> Deci
     current = route.agent
     scores = rules.scorer.scores(text)
     own = scores.get(current, 0)
+    bonus = rules.sticky_bonus(current)
     effective = dict(scores)
-    effective[current] = own + settings.sticky_bonus
+    effective[current] = own + bonus
     best, top, second = top_agent(effective)
     diverging = best is not None and best != current and scores.get(best, 0) >= settings.confidence_threshold
     switch = settings.keyword_switch_margin
@@ -177,13 +178,13 @@ def _heuristic(text: str, route: Route, rules: ChannelRules, now: float) -> Deci
             counter = route.counter + 1 if route.candidate == candidate else 1
             pending = route.diverging(now, candidate, counter)
         early = settings.early_confirm_margin
-        strong = diverging and early is not None and top - (own + settings.sticky_bonus) >= early
+        strong = diverging and early is not None and top - (own + bonus) >= early
         if counter >= settings.divergence_count or strong:
             kept = route.hinted(None).touched(now)  # a detour leaves the counter as it was (the hint is spent)
             return NeedsClassification(Purpose.CONFIRM, text, current, pending, scores, candidate=candidate,
                                        hinted=hinted is not None, detour_route=kept)
         return Decision(current, "divergence_pending", store=pending, scores=scores)
-    tied_with_current = best is None and own + settings.sticky_bonus == top
+    tied_with_current = best is None and own + bonus == top
     if settings.contest_confirm and tied_with_current and _contested(scores, current, top, settings):
         reset = route.diverging(now, None, 0)
         return NeedsClassification(Purpose.CONFIRM, text, current, reset, scores, detour_route=route.touched(now))
@@ -201,7 +202,7 @@ def _decisive(text: str, rules: ChannelRules, best: str | None, current: str | N
         return True
     decisive = rules.scorer.decisive(text)
     if current is not None:
-        decisive[current] = decisive.get(current, 0) + rules.settings.sticky_bonus
+        decisive[current] = decisive.get(current, 0) + rules.sticky_bonus(current)
     winner, top, second = top_agent(decisive)
     own = 0 if best is None else decisive.get(best, 0)
     return winner == best and own >= rules.settings.confidence_threshold and top - second >= margin

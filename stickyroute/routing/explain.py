@@ -58,7 +58,7 @@ def explain_outcome(rules: ChannelRules, text: str, current: str | None = None, 
     outcome = decide(envelope, route, rules, now)
     scores = rules.scorer.scores(text)
     holder = route.agent if route is not None else None  # after the signal: None once released
-    bonus = settings.sticky_bonus if holder is not None else 0
+    bonus = rules.sticky_bonus(holder) if holder is not None else 0
     lines = [f"channel {channel_name}: strategy {settings.strategy.value}, threshold {settings.confidence_threshold},"
              f" sticky bonus {settings.sticky_bonus}, divergence count {settings.divergence_count}",
              f"message: {text!r}",
