@@ -54,7 +54,10 @@ class GateRules:
 
     def bonus(self, current: str) -> int:
         """The sticky bonus of a route on `current` (points)."""
-        return self.sticky_bonus + dict(self.sticky_offsets).get(current, 0)
+        for agent, points in self.sticky_offsets:
+            if agent == current:
+                return self.sticky_bonus + points
+        return self.sticky_bonus
 
     @classmethod
     def from_settings(cls, settings: RoutingSettings) -> GateRules:

@@ -10,12 +10,13 @@ O(candidate occurrences) per gate-check pass (bench/learn_bench.py: 10,000 conve
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from stickyroute.config.model import RoutingSettings
 from stickyroute.learn.counts import count_terms, observe
 from stickyroute.learn.gate import GateRules, is_unscored
 from stickyroute.learn.labels import Evidence, LabelledConversation
+from stickyroute.learn.offsets import KeywordLists, choose_offsets
 from stickyroute.learn.proposals import CONFIRM, OFF, STRONG, WEAK, Proposal, Seeds, propose, starting_weights
 from stickyroute.learn.scoring import TermScore, score_terms
 from stickyroute.learn.selection import GateCheck, ScoredMessage, related_candidates
@@ -50,6 +51,11 @@ class LearnedPack:
     confirm_keywords: tuple[LearnedKeyword, ...] = ()
     """Keywords right often enough to ask the classifier, not to decide alone (the gate check
     found them worth more as confirm keywords than as strong ones)."""
+    sticky_bonus_offset: int = 0
+    """Extra sticky bonus (points) for routes on this agent, chosen by the gate check (0: none)."""
+    offset_effect: float = 0.0
+    """Messages the offset makes right (net) on learning messages whose keywords were learned
+    without them (`offsets`: the validation loop)."""
 
 
 def learn(conversations: Sequence[LabelledConversation], seeds: Mapping[str, Seeds], routing: RoutingSettings,
@@ -75,6 +81,9 @@ def learn(conversations: Sequence[LabelledConversation], seeds: Mapping[str, See
     gate = GateCheck(candidates, messages, rules, default, initial, related, settings.switch_penalty,
                      settings.overlap_min_gain, llm=settings.llm_judge, call_cost=settings.call_cost,
                      confirm_role=settings.confirm_role, keyword_switch_cost=settings.keyword_switch_cost)
+    offsets = _offsets(conversations, seeds, routing, default, settings, names, rules)
+    for agent, (points, _gain) in offsets.items():
+        gate.set_offset(agent, points)
     gate.select(settings.min_gain, settings.passes)
     weights, confirm = gate.weights, gate.confirm
     chosen: dict[str, dict[str, list[LearnedKeyword]]] = {a: {STRONG: [], WEAK: [], OFF: [], CONFIRM: []}
@@ -90,9 +99,28 @@ def learn(conversations: Sequence[LabelledConversation], seeds: Mapping[str, See
         chosen[proposal.candidate.agent][strength].append(keyword)
     return tuple(
         LearnedPack(agent, _ordered(lists[STRONG]), _ordered(lists[WEAK]), _ordered(lists[OFF]),
-                    counts.messages.get(agent, 0), _ordered(lists[CONFIRM]))
+                    counts.messages.get(agent, 0), _ordered(lists[CONFIRM]), *offsets.get(agent, (0, 0.0)))
         for agent, lists in chosen.items()
     )
+
+
+def _offsets(conversations: Sequence[LabelledConversation], seeds: Mapping[str, Seeds], routing: RoutingSettings,
+             default: str, settings: LearnSettings, names: AgentNames | None,
+             rules: GateRules) -> dict[str, tuple[int, float]]:
+    """Each agent's `sticky_bonus_offset` and its out-of-fold gain (`offsets.choose_offsets`)."""
+    if settings.max_sticky_offset <= 0 or settings.offset_folds < 2:
+        return {}
+    inner = replace(settings, max_sticky_offset=0)
+
+    def lists(part: Sequence[LabelledConversation]) -> KeywordLists:
+        packs = learn(part, seeds, routing, default, inner, names)
+        return {p.agent: tuple([k.spelling for k in ks] for ks in (p.keywords, p.weak_keywords, p.confirm_keywords))
+                for p in packs}  # type: ignore[misc]
+
+    return choose_offsets(conversations, tuple(seeds), lists, rules, default, folds=settings.offset_folds,
+                          most=settings.max_sticky_offset, min_gain=settings.offset_min_gain, names=names,
+                          llm=settings.llm_judge, call_cost=settings.call_cost,
+                          keyword_switch_cost=settings.keyword_switch_cost, switch_penalty=settings.switch_penalty)
 
 
 def _ordered(keywords: list[LearnedKeyword]) -> tuple[LearnedKeyword, ...]:

@@ -25,7 +25,7 @@ Deterministic; costs O(candidate occurrences) per pass.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from stickyroute.learn.gate import KEYWORD_JUDGE, GateRules, verdict
 
@@ -77,7 +77,8 @@ class GateCheck:
     def __init__(self, candidates: Sequence[Candidate], messages: Sequence[ScoredMessage], rules: GateRules,
                  default: str, initial: Sequence[int], related: Sequence[Sequence[int]],
                  switch_penalty: float = 1.0, overlap_min_gain: float | None = None, llm: bool = False,
-                 call_cost: float = 0.0, confirm_role: bool = False, keyword_switch_cost: float = 0.0) -> None:
+                 call_cost: float = 0.0, confirm_role: bool = False, keyword_switch_cost: float = 0.0,
+                 initial_confirm: Sequence[bool] | None = None) -> None:
         self.candidates = candidates
         self.llm = llm
         self.call_cost = call_cost
@@ -89,18 +90,50 @@ class GateCheck:
         self.related = related
         self.switch_penalty = switch_penalty
         self.overlap_min_gain = overlap_min_gain
+        self._by_current: dict[str, list[int]] = {}
         occurrences: list[list[int]] = [[] for _ in candidates]
         for m, message in enumerate(messages):
             for c in message.candidates:
                 occurrences[c].append(m)
+        confirm = list(initial_confirm) if initial_confirm is not None else [False] * len(candidates)
         self._state = _State(list(initial), [{} for _ in messages], [0.0] * len(messages), occurrences,
-                             [False] * len(candidates), [{} for _ in messages])
+                             confirm, [{} for _ in messages])
         for c, weight in enumerate(initial):
             if weight:
                 for m in occurrences[c]:
-                    for scores in (self._state.scores[m], self._state.decisive[m]):
-                        scores[candidates[c].agent] = scores.get(candidates[c].agent, 0) + weight
+                    self._shift(m, candidates[c].agent, (0, False), (weight, confirm[c]))
         self._state.values = [self._value(m) for m in range(len(messages))]
+
+    @property
+    def offsets(self) -> dict[str, int]:
+        """Each agent's chosen `sticky_bonus_offset` (points; agents at 0 left out)."""
+        return dict(self.rules.sticky_offsets)
+
+    def offset_gain(self, agent: str, points: int) -> float:
+        """How much the total changes if routes on `agent` get `points` of extra sticky bonus;
+        nothing is kept."""
+        old = self.rules
+        self.rules = self._with_offset(agent, points)
+        try:
+            return sum(self._value(m) - self._state.values[m] for m in self._held_by(agent))
+        finally:
+            self.rules = old
+
+    def set_offset(self, agent: str, points: int) -> None:
+        """Give routes on `agent` `points` of extra sticky bonus and update their messages."""
+        self.rules = self._with_offset(agent, points)
+        for m in self._held_by(agent):
+            self._state.values[m] = self._value(m)
+
+    def _with_offset(self, agent: str, points: int) -> GateRules:
+        offsets = {**dict(self.rules.sticky_offsets), agent: points}
+        return replace(self.rules, sticky_offsets=tuple(sorted((a, p) for a, p in offsets.items() if p)))
+
+    def _held_by(self, agent: str) -> list[int]:
+        held = self._by_current.get(agent)
+        if held is None:
+            held = self._by_current[agent] = [m for m, msg in enumerate(self.messages) if msg.current == agent]
+        return held
 
     @property
     def weights(self) -> list[int]:

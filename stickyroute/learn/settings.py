@@ -49,6 +49,14 @@ class LearnSettings:
     the same agent, so that one mention scores twice ("a taxi" and "taxi"); None: never."""
     passes: int = 2
     """Gate check: coordinate-ascent passes."""
+    max_sticky_offset: int = 6
+    """Gate check: the largest `sticky_bonus_offset` (points) a pack may give its agent; 0: none."""
+    offset_min_gain: float = 5.0
+    """Messages an agent's `sticky_bonus_offset` must win, summed over the validation folds, to be
+    chosen (it changes every message on that agent's routes, so it needs more than a keyword)."""
+    offset_folds: int = 2
+    """The validation loop's folds (by conversation): keywords learned on the others, offsets
+    measured on each (`stickyroute.learn.offsets`); below 2: no offsets."""
     prior_messages: float = 100.0
     """alpha0 of the informative Dirichlet prior (scoring), in messages."""
     llm_judge: bool = False
