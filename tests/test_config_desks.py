@@ -174,3 +174,15 @@ def test_a_packs_bad_sticky_bonus_offset_is_reported_under_rules(tmp_path):
     agents = AGENTS + '\n[agents.taxi]\nurl = "http://127.0.0.1:9104"\nrules = "taxi.toml"\n'
     assert problems(tmp_path, config_text(agents))[0] == [
         "agents.taxi.rules: taxi.toml: sticky_bonus_offset: must be between 0 and 100, got 101"]
+
+
+def test_two_topic_confirm_from_the_agent_or_its_rule_pack(tmp_path):
+    (tmp_path / "taxi.toml").write_text('keywords = ["taxi"]\ntwo_topic_confirm = true\n')
+    agents = AGENTS.replace('keywords = ["forecast"]', 'keywords = ["forecast"]\ntwo_topic_confirm = false\nrules = '
+                            '"taxi.toml"') + '\n[agents.taxi]\nurl = "http://127.0.0.1:9104"\nrules = "taxi.toml"\n'
+    config = load_config(write(tmp_path, config_text(agents)), env={})
+    assert [(a.name, a.two_topic_confirm) for a in config.agents.values()] == [
+        ("coder", False), ("weather", False), ("humans", False), ("taxi", True)]
+    agents = AGENTS.replace('keywords = ["pull request"]', 'keywords = ["pull request"]\ntwo_topic_confirm = 1')
+    assert problems(tmp_path, config_text(agents))[0] == [
+        "agents.coder.two_topic_confirm: expected true or false, got the integer 1"]

@@ -50,3 +50,9 @@ class Agent:
     """Extra points (>= 0) added to `[routing] sticky_bonus` while this agent holds the route: an
     agent whose own turns often name other agents' words (a taxi named after the hotel it leaves
     from) keeps its conversations against one such keyword. Learned packs may set it."""
+    two_topic_confirm: bool = False
+    """While this agent holds the route, a message of several sentences whose first one is not a
+    courtesy (acknowledgement or short) and does not name the keywords' winner is confirmed by the
+    classifier instead of switched by keywords alone: it opens with the holder's business and
+    brings up a second topic later ("Seven altogether. And I need a train too."). Learned packs
+    may set it."""

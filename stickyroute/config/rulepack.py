@@ -11,6 +11,7 @@ reported with the absolute path that was tried. Pack format, every key optional:
     weak_keywords = ["code", ...]      # ambiguous words: `weak_weight` points each (1)
     confirm_keywords = ["repo"]        # strong, but they never decide alone: the classifier confirms
     sticky_bonus_offset = 1            # extra sticky bonus while this agent holds a route (points)
+    two_topic_confirm = true           # a second topic after the holder's own business is confirmed
 
 Merging (`merge_words`): the agent's own list first, then the pack's, duplicates dropped
 case-insensitively (casefold) keeping the first spelling; a word that is a strong keyword is
@@ -64,6 +65,8 @@ class RulePack:
     confirm_keywords: tuple[str, ...] = ()
     sticky_bonus_offset: int | None = None
     """None: the pack does not set it."""
+    two_topic_confirm: bool | None = None
+    """None: the pack does not set it."""
 
 
 def load_rule_pack(path: str | Path) -> RulePack:
@@ -78,7 +81,7 @@ def load_rule_pack(path: str | Path) -> RulePack:
     if data is not None:
         table = Table(data, "", problems)
         table.reject_unknown(("description", "aliases", "keywords", "weak_keywords", "confirm_keywords",
-                              "sticky_bonus_offset"))
+                              "sticky_bonus_offset", "two_topic_confirm"))
         pack = RulePack(
             path=str(path),
             description=table.string("description", "", allow_empty=True) or "",
@@ -87,6 +90,7 @@ def load_rule_pack(path: str | Path) -> RulePack:
             weak_keywords=read_keywords(table, "weak_keywords"),
             confirm_keywords=read_keywords(table, "confirm_keywords"),
             sticky_bonus_offset=read_offset(table),
+            two_topic_confirm=table.boolean("two_topic_confirm"),
         )
     if problems.errors or pack is None:
         raise ConfigError(problems.errors)

@@ -18,6 +18,7 @@ explicitly; an explicit switch to a desk starts its hold.
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from collections.abc import Mapping
 
@@ -164,7 +165,8 @@ def _heuristic(text: str, route: Route, rules: ChannelRules, now: float) -> Deci
     best, top, second = top_agent(effective)
     diverging = best is not None and best != current and scores.get(best, 0) >= settings.confidence_threshold
     switch = settings.keyword_switch_margin
-    if diverging and switch is not None and top - second >= switch and _decisive(text, rules, best, current, switch):
+    if (diverging and switch is not None and top - second >= switch and _decisive(text, rules, best, current, switch)
+            and not _second_topic(text, rules, best, current)):
         if best in rules.detours:  # a detour: the route and its counter stay as they were
             return Decision(best, DETOUR, store=route.touched(now), scores=scores)
         new = Route(best or current, chosen_at=now, last_active=now)
@@ -206,6 +208,28 @@ def _decisive(text: str, rules: ChannelRules, best: str | None, current: str | N
     winner, top, second = top_agent(decisive)
     own = 0 if best is None else decisive.get(best, 0)
     return winner == best and own >= rules.settings.confidence_threshold and top - second >= margin
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?\u3002\uff01\uff1f])(?:\s+|(?=[^\W\d_]))")
+"""Where a sentence ends: after . ! ? (or the full-width ones), before spaces or a letter
+("cotto?Also"), never inside a number ("3.15")."""
+
+
+def _second_topic(text: str, rules: ChannelRules, best: str | None, current: str) -> bool:
+    """`two_topic_confirm` on the holder `current`: True when `text` has several sentences, the
+    first is no courtesy (not an acknowledgement, not short) and the keywords' winner `best` does
+    not reach `confidence_threshold` in it (decisive points): the message opens with the holder's
+    business and brings up `best`'s later, so the switch is confirmed, not made by keywords."""
+    if current not in rules.two_topic or best is None:
+        return False
+    sentences = [s for s in _SENTENCE_END.split(text.strip()) if s.strip()]
+    if len(sentences) < 2:
+        return False
+    first = sentences[0]
+    settings = rules.settings
+    if is_acknowledgement(first, rules.acknowledgements) or is_short(first, settings.short_message_chars):
+        return False
+    return rules.scorer.decisive(first).get(best, 0) < settings.confidence_threshold
 
 
 def _contested(scores: Mapping[str, int], current: str, top: int, settings: RoutingSettings) -> bool:

@@ -58,6 +58,10 @@ class ChannelRules:
     sticky_offsets: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
     """Agents with a `sticky_bonus_offset` (points added to the sticky bonus while they hold)."""
 
+    two_topic: frozenset[str] = frozenset()
+    """Agents with `two_topic_confirm`: while they hold, a second topic after their own business
+    is confirmed by the classifier instead of switched by keywords alone."""
+
     def sticky_bonus(self, agent: str) -> int:
         """The sticky bonus a route on `agent` gets: `[routing] sticky_bonus` plus the agent's
         `sticky_bonus_offset` (points)."""
@@ -111,6 +115,7 @@ def build_rules(config: Config, channel: Channel, *, lists_agents: bool) -> Chan
         desks=MappingProxyType({a.name: a.hold_s for a in config.agents.values() if a.human}),
         sticky_offsets=MappingProxyType({a.name: a.sticky_bonus_offset for a in config.agents.values()
                                          if a.sticky_bonus_offset}),
+        two_topic=frozenset(a.name for a in config.agents.values() if a.two_topic_confirm),
     )
 
 
