@@ -232,10 +232,11 @@ DESCRIPTIONS: dict[str, str | Doc] = {
                                            "key too (`stickyroute learn` sets it, see [Learning keywords]"
                                            "(learning.md)); the agent's own key wins over its pack's.",
                                            "integer", "`0`"),
-    "agents.NAME.two_topic_confirm": "While this agent holds the route, a message of several sentences that opens with "
-                                     "its business (the first sentence no courtesy, without the other agent's keywords) "
-                                     "and brings up another agent's later is confirmed by the classifier instead of "
-                                     "switched by keywords alone; a rule-pack key too (`stickyroute learn` sets it).",
+    "agents.NAME.two_topic_confirm": "While this agent holds the route, a message of several sentences that opens "
+                                     "with its business (the first sentence no courtesy, without the other agent's "
+                                     "keywords) and brings up another agent's later is confirmed by the classifier "
+                                     "instead of switched by keywords alone; a rule-pack key too (`stickyroute learn` "
+                                     "sets it).",
     "agents.NAME.rules": Doc("A rule pack: `\"builtin:NAME\"` (shipped: billing, coder, debugger, devops, researcher, "
                              "sales, support, travel, writer) or a path relative to the config file (see "
                              "[Learning keywords](learning.md)).", "string", "none"),

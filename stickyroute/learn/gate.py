@@ -83,13 +83,17 @@ def predict(scores: Mapping[str, int], current: str | None, rules: GateRules) ->
 
 def verdict(scores: Mapping[str, int], current: str | None, rules: GateRules,
             answer: str | object | None = KEYWORD_JUDGE,
-            decisive: Mapping[str, int] | None = None) -> tuple[str | None, bool]:
+            decisive: Mapping[str, int] | None = None,
+            opening: Mapping[str, int] | None = None) -> tuple[str | None, bool]:
     """(the agent the message goes to, None: the default; whether the classifier was asked).
 
     `answer` is what the classifier answers when asked: `KEYWORD_JUDGE` (the keyword classifier,
     from `scores`), or an agent name (an LLM that gets the message right: the message's label)
     or None (it answers none). `decisive` are the scores without confirm keywords (None: the
-    same as `scores`): a decision by keywords alone needs its winner there too.
+    same as `scores`): a decision by keywords alone needs its winner there too. `opening`: when
+    the holder has `two_topic_confirm` and the message opens with a sentence of its own
+    (`engine.opening_sentence`), that sentence's decisive scores: a keyword switch needs its
+    winner at `confidence_threshold` there, else it is confirmed (None: the rule does not apply).
     """
     threshold = rules.confidence_threshold
     if current is None:
@@ -109,7 +113,8 @@ def verdict(scores: Mapping[str, int], current: str | None, rules: GateRules,
     best, top, second = top_agent(effective)
     if best is not None and best != current and scores.get(best, 0) >= threshold:
         margin = rules.keyword_switch_margin
-        if margin is not None and top - second >= margin and _decisive(decisive, best, current, margin, rules):
+        if (margin is not None and top - second >= margin and _decisive(decisive, best, current, margin, rules)
+                and (opening is None or opening.get(best, 0) >= threshold)):
             return best, False
         early = rules.early_confirm_margin
         if rules.divergence_count <= 1 or (early is not None and top - (own + bonus) >= early):

@@ -55,6 +55,9 @@ class ScoredMessage:
     answer: str | None = None
     """What an LLM classifier that reads the message answers when asked (its label; None for a
     message about no agent, such as "thanks, bye")."""
+    opening: tuple[int, ...] | None = None
+    """The candidates in the message's opening sentence when it has one of its own
+    (`engine.opening_sentence`: several sentences, the first no courtesy); None: it has not."""
 
 
 @dataclass(slots=True)
@@ -91,6 +94,7 @@ class GateCheck:
         self.switch_penalty = switch_penalty
         self.overlap_min_gain = overlap_min_gain
         self._by_current: dict[str, list[int]] = {}
+        self._two_topic: frozenset[str] = frozenset()
         occurrences: list[list[int]] = [[] for _ in candidates]
         for m, message in enumerate(messages):
             for c in message.candidates:
@@ -103,6 +107,26 @@ class GateCheck:
                 for m in occurrences[c]:
                     self._shift(m, candidates[c].agent, (0, False), (weight, confirm[c]))
         self._state.values = [self._value(m) for m in range(len(messages))]
+
+    @property
+    def two_topic(self) -> frozenset[str]:
+        """The agents whose routes have `two_topic_confirm` on."""
+        return self._two_topic
+
+    def two_topic_gain(self, agent: str, on: bool = True) -> float:
+        """How much the total changes if `agent`'s `two_topic_confirm` is `on`; nothing is kept."""
+        old = self._two_topic
+        self._two_topic = old | {agent} if on else old - {agent}
+        try:
+            return sum(self._value(m) - self._state.values[m] for m in self._held_by(agent))
+        finally:
+            self._two_topic = old
+
+    def set_two_topic(self, agent: str, on: bool = True) -> None:
+        """Turn `agent`'s `two_topic_confirm` on or off and update its messages."""
+        self._two_topic = self._two_topic | {agent} if on else self._two_topic - {agent}
+        for m in self._held_by(agent):
+            self._state.values[m] = self._value(m)
 
     @property
     def offsets(self) -> dict[str, int]:
@@ -159,7 +183,10 @@ class GateCheck:
         else:
             answer = message.answer if self.llm else KEYWORD_JUDGE
             decisive = self._state.decisive[m] if self.confirm_role else None
-            agent, asked = verdict(self._state.scores[m], current, self.rules, answer, decisive)
+            opening = None
+            if message.opening is not None and current in self._two_topic:
+                opening = self._opening_scores(message.opening)
+            agent, asked = verdict(self._state.scores[m], current, self.rules, answer, decisive, opening)
             routed = agent or self.default
         cost = self.call_cost if asked and self.llm else 0.0  # the keyword classifier calls no LLM
         if not asked and current is not None and routed != current:
@@ -167,6 +194,17 @@ class GateCheck:
         if routed == message.target:
             return 1.0 - cost
         return (-self.switch_penalty if routed != (current or self.default) else 0.0) - cost
+
+    def _opening_scores(self, present: Sequence[int]) -> dict[str, int]:
+        """Decisive points per agent of the candidates in an opening sentence (confirm keywords
+        never decide)."""
+        out: dict[str, int] = {}
+        weights, confirm = self._state.weights, self._state.confirm
+        for c in present:
+            if weights[c] and not (self.confirm_role and confirm[c]):
+                agent = self.candidates[c].agent
+                out[agent] = out.get(agent, 0) + weights[c]
+        return out
 
     def _shift(self, m: int, agent: str, old: Option, new: Option, sign: int = 1) -> bool:
         """Move message `m`'s scores from `old` to `new` for `agent` (`sign` -1 undoes it); True

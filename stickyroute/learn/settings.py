@@ -50,13 +50,17 @@ class LearnSettings:
     passes: int = 2
     """Gate check: coordinate-ascent passes."""
     max_sticky_offset: int = 6
-    """Gate check: the largest `sticky_bonus_offset` (points) a pack may give its agent; 0: none."""
+    """The largest `sticky_bonus_offset` (points) a pack may give its agent; 0: none (and no
+    `two_topic_confirm` either: no validation loop)."""
     offset_min_gain: float = 5.0
-    """Messages an agent's `sticky_bonus_offset` must win, summed over the validation folds, to be
-    chosen (it changes every message on that agent's routes, so it needs more than a keyword)."""
+    """Messages an agent's `sticky_bonus_offset` (or its `two_topic_confirm`) must win, summed
+    over the validation folds, to be chosen: it changes every message on that agent's routes, so
+    it needs more than a keyword."""
     offset_folds: int = 2
-    """The validation loop's folds (by conversation): keywords learned on the others, offsets
-    measured on each (`stickyroute.learn.offsets`); below 2: no offsets."""
+    """The validation loop's folds (by conversation): keywords learned on the others, the knobs
+    measured on each (`stickyroute.learn.offsets`); below 2: no knobs."""
+    two_topic_all: bool = False
+    """Every agent gets `two_topic_confirm`, whatever the validation loop measures."""
     prior_messages: float = 100.0
     """alpha0 of the informative Dirichlet prior (scoring), in messages."""
     llm_judge: bool = False
@@ -78,4 +82,5 @@ class LearnSettings:
         keyword classifier alone. With an LLM a call costs half a message (`call_cost`: the rate
         that kept calls under 8 per 100 in every cross-validation run) and a phrase may count
         beside a word inside it from 2 messages won (`overlap_min_gain`)."""
-        return replace(cls(), llm_judge=True, call_cost=0.5, overlap_min_gain=2.0) if llm else cls()
+        return (replace(cls(), llm_judge=True, call_cost=0.5, overlap_min_gain=2.0, two_topic_all=True) if llm
+                else cls())

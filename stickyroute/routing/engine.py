@@ -222,14 +222,21 @@ def _second_topic(text: str, rules: ChannelRules, best: str | None, current: str
     business and brings up `best`'s later, so the switch is confirmed, not made by keywords."""
     if current not in rules.two_topic or best is None:
         return False
+    settings = rules.settings
+    first = opening_sentence(text, rules.acknowledgements, settings.short_message_chars)
+    return first is not None and rules.scorer.decisive(first).get(best, 0) < settings.confidence_threshold
+
+
+def opening_sentence(text: str, acknowledgements: frozenset[str], short_chars: int) -> str | None:
+    """The first sentence of `text` when it has several and that one is no courtesy (not an
+    acknowledgement, not short: `two_topic_confirm` reads it); else None."""
     sentences = [s for s in _SENTENCE_END.split(text.strip()) if s.strip()]
     if len(sentences) < 2:
-        return False
+        return None
     first = sentences[0]
-    settings = rules.settings
-    if is_acknowledgement(first, rules.acknowledgements) or is_short(first, settings.short_message_chars):
-        return False
-    return rules.scorer.decisive(first).get(best, 0) < settings.confidence_threshold
+    if is_acknowledgement(first, acknowledgements) or is_short(first, short_chars):
+        return None
+    return first
 
 
 def _contested(scores: Mapping[str, int], current: str, top: int, settings: RoutingSettings) -> bool:
