@@ -92,9 +92,9 @@ def learn(conversations: Sequence[LabelledConversation], seeds: Mapping[str, See
     knobs = _knobs(conversations, seeds, routing, default, settings, names, rules)
     for agent, (points, _gain) in knobs.offsets.items():
         gate.set_offset(agent, points)
-    for agent in knobs.two_topic:
-        gate.set_two_topic(agent)
     gate.select(settings.min_gain, settings.passes)
+    for agent in knobs.two_topic:  # after the passes: keywords are chosen as without the rule (offsets.py)
+        gate.set_two_topic(agent)
     weights, confirm = gate.weights, gate.confirm
     chosen: dict[str, dict[str, list[LearnedKeyword]]] = {a: {STRONG: [], WEAK: [], OFF: [], CONFIRM: []}
                                                           for a in agents}
