@@ -118,8 +118,10 @@ def learn(conversations: Sequence[LabelledConversation], seeds: Mapping[str, See
 def _knobs(conversations: Sequence[LabelledConversation], seeds: Mapping[str, Seeds], routing: RoutingSettings,
            default: str, settings: LearnSettings, names: AgentNames | None, rules: GateRules) -> Knobs:
     """Each agent's `sticky_bonus_offset` and `two_topic_confirm` (`offsets.choose_knobs`)."""
-    if settings.max_sticky_offset <= 0 or settings.offset_folds < 2:
+    if settings.offset_folds < 2:
         return Knobs()
+    if settings.max_sticky_offset <= 0 and settings.two_topic_all:  # nothing left to measure
+        return Knobs(two_topic=dict.fromkeys(seeds, 0.0))
     inner = replace(settings, max_sticky_offset=0)
 
     def lists(part: Sequence[LabelledConversation]) -> KeywordLists:

@@ -72,8 +72,9 @@ def render_pack(pack: LearnedPack, source: str, header: Sequence[str] = ()) -> s
         doc.add("sticky_bonus_offset", pack.sticky_bonus_offset)
     if pack.two_topic_confirm:
         doc.add(tomlkit.nl())
+        gate = f" (gate {round(pack.two_topic_effect):+d})" if pack.two_topic_effect else ""
         doc.add(tomlkit.comment(f"A second topic after {pack.agent}'s own business is confirmed by the classifier, "
-                                f"not switched by keywords (gate {round(pack.two_topic_effect):+d})"))
+                                f"not switched by keywords{gate}"))
         doc.add("two_topic_confirm", True)
     if pack.confirm_keywords:
         doc.add(tomlkit.nl())
