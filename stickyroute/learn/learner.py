@@ -17,9 +17,18 @@ from stickyroute.learn.counts import count_terms, observe
 from stickyroute.learn.gate import GateRules
 from stickyroute.learn.labels import LabelledConversation
 from stickyroute.learn.offsets import KeywordLists, Knobs, choose_knobs, scored_messages
-from stickyroute.learn.proposals import CONFIRM, OFF, STRONG, WEAK, Seeds, propose, starting_weights
+from stickyroute.learn.proposals import (
+    CONFIRM,
+    OFF,
+    STRONG,
+    WEAK,
+    Seeds,
+    propose,
+    related_candidates,
+    starting_weights,
+)
 from stickyroute.learn.scoring import TermScore, score_terms
-from stickyroute.learn.selection import GateCheck, related_candidates
+from stickyroute.learn.selection import GateCheck
 from stickyroute.learn.settings import LearnSettings
 from stickyroute.learn.stoplist import idiom_terms
 from stickyroute.learn.terms import sub_terms

@@ -24,7 +24,7 @@ Deterministic; costs O(candidate occurrences) per pass.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from stickyroute.learn.gate import KEYWORD_JUDGE, GateRules, verdict
@@ -292,20 +292,3 @@ class GateCheck:
     def gate_effect(self, c: int) -> float:
         """The total lost if candidate `c` alone were turned off (0 for an off candidate)."""
         return -self.gain(c, 0)
-
-
-def related_candidates(candidates: Sequence[Candidate], sub_terms: Mapping[str, Sequence[str]]) -> list[list[int]]:
-    """For each candidate, the candidates of the same agent inside it or containing it, unless
-    both are yours (your own lists may overlap on purpose: "blog post" strong, "post" weak).
-
-    `sub_terms[term]` lists the shorter terms a term contains (`terms.sub_terms`).
-    """
-    index = {(k.term, k.agent): i for i, k in enumerate(candidates)}
-    related: list[list[int]] = [[] for _ in candidates]
-    for i, k in enumerate(candidates):
-        for inner in sub_terms.get(k.term, ()):
-            j = index.get((inner, k.agent))
-            if j is not None and not (k.yours and candidates[j].yours):
-                related[i].append(j)
-                related[j].append(i)
-    return related
