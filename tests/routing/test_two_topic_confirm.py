@@ -50,3 +50,17 @@ async def test_a_second_topic_after_the_holders_business_is_confirmed(on, text, 
     sc.seed("restaurant", age_s=60)
     got = await sc.play([text])
     assert (got, sc.calls) == (expected, calls)
+
+
+def test_explain_names_the_opening_sentence() -> None:
+    from stickyroute.routing.explain import explain_outcome
+    from stickyroute.routing.rules import build_rules
+
+    config = make_config(HEUR, roster=roster("restaurant"), **SHIPPED)
+    rules = build_rules(config, next(iter(config.channels.values())), lists_agents=True)
+    lines = explain_outcome(rules, "Seven altogether. And I need a train departing Friday.", "restaurant")[0]
+    plain = explain_outcome(rules, "Seven altogether. And I need a train departing Friday.", "train")[0]
+    assert [line for line in lines if line.startswith("two topics")] == [
+        "two topics: restaurant has two_topic_confirm and the message opens with 'Seven altogether.': a switch by "
+        "keywords needs its winner at the threshold there, else the classifier confirms"]
+    assert [line for line in plain if line.startswith("two topics")] == []
