@@ -15,7 +15,11 @@ offline keyword classifier (`stickyroute.classifier.keywords`), with the route's
   unique raw top scorer (>= threshold) other than `current` is switched to, anything else stays;
 - other strategies: a live route stays.
 
-tests/learn/test_gate.py checks `predict` against the engine itself on a table of cases.
+Per-agent knobs: `GateRules.sticky_offsets` (`sticky_bonus_offset`) and, for
+`two_topic_confirm`, the scores of the message's opening sentence (`verdict(opening=...)`: the
+engine splits the text, the gate check is given the candidates of that sentence).
+
+tests/learn/test_learn_gate.py checks `predict` against the engine itself on a table of cases.
 """
 
 from __future__ import annotations

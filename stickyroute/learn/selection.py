@@ -19,6 +19,8 @@ taxi from the hotel" while on hotel ties 12 to 12 and is confirmed instead of co
 agreement), and what a false switch needs too: hence the higher bar. Your own lists may overlap
 as you wrote them.
 `gate_effect` is each chosen keyword's value to the total: what removing it alone would lose.
+The per-agent routing knobs are valued the same way (`offset_gain`, `two_topic_gain`: the
+change of the total over the messages on that agent's routes); `learn.offsets` chooses them.
 Deterministic; costs O(candidate occurrences) per pass.
 """
 
