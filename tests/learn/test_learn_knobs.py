@@ -144,3 +144,12 @@ def test_packs_for_an_llm_confirm_two_topics_on_every_agent(tmp_path) -> None:
     path = tmp_path / "hotel.toml"
     path.write_text(render_pack(packs[0], "test"), encoding="utf-8")
     assert load_rule_pack(path).two_topic_confirm is True
+
+
+def test_the_learn_summary_names_the_knobs() -> None:
+    from stickyroute.cli.learn import _knobs
+    from stickyroute.learn.learner import LearnedPack
+
+    assert [_knobs(LearnedPack("taxi", (), (), (), 0, (), *knobs)) for knobs in (
+        (0, 0.0, False, 0.0), (2, 8.0, False, 0.0), (0, 0.0, True, 0.0), (1, 4.0, True, 3.0))] == [
+        "", "; sticky_bonus_offset 2", "; two_topic_confirm", "; sticky_bonus_offset 1, two_topic_confirm"]
