@@ -227,6 +227,16 @@ DESCRIPTIONS: dict[str, str | Doc] = {
                          "desks)).",
     "agents.NAME.hold_minutes": Doc("A human desk's hold, in minutes without a message (> 0; only with `human = "
                                     "true`); the route does not expire while held.", "number", "`1440`"),
+    "agents.NAME.sticky_bonus_offset": Doc("Extra points (0-100) on top of `sticky_bonus` while this agent holds the "
+                                           "route, so that one keyword of another agent no longer ties it; a rule-pack "
+                                           "key too (`stickyroute learn` sets it, see [Learning keywords]"
+                                           "(learning.md)); the agent's own key wins over its pack's.",
+                                           "integer", "`0`"),
+    "agents.NAME.two_topic_confirm": "While this agent holds the route, a message of several sentences that opens "
+                                     "with its business (the first sentence no courtesy, without the other agent's "
+                                     "keywords) and brings up another agent's later is confirmed by the classifier "
+                                     "instead of switched by keywords alone; a rule-pack key too (`stickyroute learn` "
+                                     "sets it).",
     "agents.NAME.rules": Doc("A rule pack: `\"builtin:NAME\"` (shipped: billing, coder, debugger, devops, researcher, "
                              "sales, support, travel, writer) or a path relative to the config file (see "
                              "[Learning keywords](learning.md)).", "string", "none"),
