@@ -37,15 +37,16 @@ from stickyroute.forwarding.late import LateAnswers
 from stickyroute.forwarding.leg import REPLY_DROPPED, Forwarding
 from stickyroute.forwarding.offload import chunks, offload
 from stickyroute.forwarding.pending import Item, Pending
-from stickyroute.forwarding.replies import answer_of, redelivered, summary, text_reply
+from stickyroute.forwarding.replies import answer_of, redelivered, summary, text_reply, unconfirmed
 from stickyroute.hints import AgentSignals
 from stickyroute.observe import Accounting
 from stickyroute.reply import Reply
 from stickyroute.routing.deadline import ClassifierDeadline
+from stickyroute.routing.decision import STATE_UNAVAILABLE
 from stickyroute.routing.engine import Decision
 from stickyroute.routing.envelope import Envelope
 from stickyroute.routing.router import Router
-from stickyroute.state.base import Claim, ClaimState, DeliveryLog
+from stickyroute.state.base import Claim, ClaimState, DeliveryLog, DeliveryUnconfirmed
 
 log = logging.getLogger("stickyroute.dispatch")
 CUT_STATUS = 503
@@ -140,12 +141,14 @@ class Dispatcher:
         keys = [(channel.name, i) for i in adapter.delivery_ids(envelopes, inbound.body)]
         distinct = list(dict.fromkeys(keys))
         claims: dict[DeliveryKey, Claim] = {}
-        async for chunk in chunks(distinct):
-            claims.update(zip(chunk, await self.deliveries.claim(chunk, now), strict=True))
-        waiting = [k for k, c in claims.items() if c.state is ClaimState.IN_FLIGHT]
-        if waiting:
-            settled = await asyncio.gather(*(self.deliveries.settle(k, now, self.settle_s) for k in waiting))
-            claims.update(zip(waiting, settled, strict=True))
+        try:
+            await self._claim(distinct, claims, now)
+        except DeliveryUnconfirmed:  # counted and logged (a summary line) by the state's health
+            held = [k for k, c in claims.items() if c.state is ClaimState.FIRST]
+            if held:
+                await self.deliveries.fail(held, None, now)
+            pending.verdict = Decision("", STATE_UNAVAILABLE)
+            return unconfirmed()
         owned = [k for k, c in claims.items() if c.state is ClaimState.FIRST]
         earlier = [answer_of(c) for c in claims.values() if c.state is not ClaimState.FIRST]
         decisions = pending.decisions if pending.decisions is not None else []
@@ -185,6 +188,25 @@ class Dispatcher:
         if len(outcomes) == len(owned) and not earlier and len({id(r) for r in outcomes.values()}) == 1:
             return reply
         return summary(list({id(r): r for r in outcomes.values()}.values()) + earlier)
+
+    async def _claim(self, keys: list[DeliveryKey], claims: dict[DeliveryKey, Claim], now: float) -> None:
+        """Claim `keys` into `claims`, waiting for the attempts in flight (`settle`). Raises
+        DeliveryUnconfirmed when the shared state did not confirm one: `claims` holds those it
+        did (the caller gives back the ones held)."""
+        async for chunk in chunks(keys):
+            claims.update(zip(chunk, await self.deliveries.claim(chunk, now), strict=True))
+        waiting = [k for k, c in claims.items() if c.state is ClaimState.IN_FLIGHT]
+        if waiting:
+            settled = await asyncio.gather(*(self.deliveries.settle(k, now, self.settle_s) for k in waiting),
+                                           return_exceptions=True)
+            failure: BaseException | None = None
+            for key, outcome in zip(waiting, settled, strict=True):
+                if isinstance(outcome, BaseException):
+                    failure = failure or outcome
+                else:
+                    claims[key] = outcome
+            if failure is not None:
+                raise failure
 
     async def _decide(self, channel: Channel, envelope: Envelope, claim: Claim, now: float,
                       deadline: ClassifierDeadline) -> Decision:
