@@ -98,6 +98,11 @@ class BackendHealth:
                 return
             self._summary = loop.call_later(self._summary_s, self.log_summary)
 
+    def snapshot(self) -> dict[str, object]:
+        """For `/stats`: {"backend", "up", "when_unavailable", "fallbacks": {"<operation>/<cause>": n}}."""
+        return {"backend": self.backend, "up": self.up, "when_unavailable": "refuse" if self.refuse else "memory",
+                "fallbacks": {f"{op}/{cause}": n for (op, cause), n in sorted(self.counts.items())}}
+
     def log_summary(self) -> None:
         """Log the fallbacks counted since the last summary in one warning line (none: nothing)."""
         if self._summary is not None:
