@@ -31,6 +31,7 @@ from stickyroute.channels import ADAPTERS, BodyPart, ChannelAdapter, Request, Sp
 from stickyroute.config.model import Agent, Channel, Config
 from stickyroute.core.delivery import DecisionMemo, DeliveryKey
 from stickyroute.errors import UnparsedUpdate, UpstreamError, UpstreamTimeout
+from stickyroute.forwarding.headers import delivery_headers
 from stickyroute.forwarding.inbound import Inbound
 from stickyroute.forwarding.lanes import run_lanes
 from stickyroute.forwarding.late import LateAnswers
@@ -181,7 +182,8 @@ class Dispatcher:
             for key in keys:
                 memo = claims[key].memo
                 decisions.append(next(made) if key in mine else Decision(memo.agent, memo.reason) if memo else None)
-            reply = await self._send(adapter, channel, inbound, items, len(envelopes), outcomes, lates, now)
+            attempts = {k: claims[k].attempt for k in owned}
+            reply = await self._send(adapter, channel, inbound, items, len(envelopes), outcomes, lates, now, attempts)
         finally:
             memos = {key: DecisionMemo(d.agent, d.reason) for _e, d, key in items}
             await self._end(owned, outcomes, memos, now, lates)
@@ -222,9 +224,11 @@ class Dispatcher:
             return Decision(channel.default_agent, "routing_error")
 
     async def _send(self, adapter: ChannelAdapter, channel: Channel, inbound: Inbound, items: list[Item],
-                    total: int, outcomes: dict[DeliveryKey, Reply], lates: _Lates, now: float) -> Reply:
+                    total: int, outcomes: dict[DeliveryKey, Reply], lates: _Lates, now: float,
+                    attempts: dict[DeliveryKey, int]) -> Reply:
         """Forward `items`: the body unchanged when they are all of it and go to one agent, else
-        one part per agent; record each item's part reply in `outcomes`."""
+        one part per agent, each with its deliveries' ids and `attempts` (headers); record each
+        item's part reply in `outcomes`."""
         if len(items) == 1 and (items[0][1].list_agents or items[0][0].to_proxy):
             envelope, decision, key = items[0]
             listing = adapter.agent_list(envelope, self._listed[channel.name], decision.agent)
@@ -247,7 +251,7 @@ class Dispatcher:
         late: list[asyncio.Future[Reply] | None] = [None] * len(groups)
         sends = [
             self._forward(channel, inbound, _merged(agent, group), parts[agent] if parts is not None else None,
-                          late, index, now)
+                          late, index, now, _deliveries(group, attempts))
             for index, (agent, group) in enumerate(groups.items())
         ]
         replies = [await sends[0]] if len(sends) == 1 else await asyncio.gather(*sends)
@@ -260,13 +264,15 @@ class Dispatcher:
 
     async def _forward(self, channel: Channel, inbound: Inbound, decision: Decision, part: BodyPart | None = None,
                        late: list[asyncio.Future[Reply] | None] | None = None, index: int = 0,
-                       now: float | None = None) -> Reply:
+                       now: float | None = None, deliveries: Sequence[tuple[str, str, int]] = ()) -> Reply:
         """The agent's reply (agent signals taken out: `self.signals`), or the proxy's error
         answer; an exchange still running after its 504 goes to `late[index]` (None: nobody keeps
-        its answer)."""
+        its answer). `deliveries`: (channel, delivery id, attempt) of the items it carries, sent
+        as `X-Stickyroute-Delivery` / `X-Stickyroute-Attempt`."""
         agent = self.config.agents[decision.agent]
         conversation = decision.conversation
         extra = self.signals.request_headers(channel.name, agent, conversation, now) if now is not None else []
+        extra = [*extra, *delivery_headers(deliveries)]
         started = self.timer()
         try:
             reply = await self.leg.forward(inbound, agent, channel.name, decision.reason, part, extra)
@@ -316,6 +322,12 @@ def _merged(agent: str, group: list[Item]) -> Decision:
     (for agent signals) only when the group is one item."""
     reasons = ",".join(dict.fromkeys(d.reason for _e, d, _k in group))
     return Decision(agent, reasons, conversation=group[0][1].conversation if len(group) == 1 else None)
+
+
+def _deliveries(group: list[Item], attempts: dict[DeliveryKey, int]) -> list[tuple[str, str, int]]:
+    """(channel, delivery id, attempt) of each distinct delivery of `group`, in body order."""
+    keys = dict.fromkeys(key for _e, _d, key in group)
+    return [(channel, delivery, attempts.get((channel, delivery), 1)) for channel, delivery in keys]
 
 
 def _memos_of(keys: Sequence[DeliveryKey], memos: dict[DeliveryKey, DecisionMemo]) -> dict[DeliveryKey, DecisionMemo]:

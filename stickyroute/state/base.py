@@ -192,6 +192,9 @@ class Claim:
     state: ClaimState
     reply: Reply | None = None
     memo: DecisionMemo | None = None
+    attempt: int = 1
+    """FIRST: which attempt of the delivery this caller holds (1 on the first; each claim that
+    gets FIRST counts, whether the earlier attempt failed or died): `X-Stickyroute-Attempt`."""
 
 
 class DeliveryLog(Protocol):
