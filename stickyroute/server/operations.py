@@ -66,7 +66,7 @@ class Operations:
             "status": service.readiness(),
             "config": {"hash": runtime.digest, "path": runtime.config.path, "loaded_at": runtime.loaded_at,
                        "overrides": service.overrides.shown()},
-            "state": {"backend": service.state.health.backend, "up": service.state.health.up},
+            "state": service.state.health.snapshot(),
             "channels": [{"name": c.name, "type": c.type.value, "paths": list(c.paths),
                           "default_agent": c.default_agent, "strategy": c.routing.strategy.value,
                           "agents": list(runtime.rules[c.name].agents)} for c in runtime.config.channels.values()],
