@@ -202,9 +202,9 @@ DESCRIPTIONS: dict[str, str | Doc] = {
     "state.op_timeout_ms": "How long one Redis operation may take, counted in the event loop's free time (a busy "
                            "process does not make Redis late). Past it, while Redis is up: a delivery answers 503 "
                            "(the platform retries), a routing decision uses the route this process last saw.",
-    "state.when_unavailable": "During a Redis outage (refused, reset, or late and not answering a ping): `memory` keeps "
-                              "serving from this process's memory (at-least-once, routes not shared); `refuse` answers "
-                              "deliveries 503 so the platforms hold them until Redis is back.",
+    "state.when_unavailable": "During a Redis outage (refused, reset, or late and no answer to a ping): `memory` "
+                              "keeps serving from this process's memory (at-least-once, routes not shared); `refuse` "
+                              "answers deliveries 503 so the platforms hold them until Redis is back.",
     "state.delivery_ttl_hours": "How long answered deliveries are remembered: a platform retry within it gets the "
                                 "stored answer (Telegram retries for about a day, Meta up to 7 days).",
     "state.delivery_log_max_bytes": "Memory backend: bound of the stored answers (bytes); the least recently used are "

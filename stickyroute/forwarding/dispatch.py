@@ -8,7 +8,10 @@ Knows no platform: every platform question goes to the channel's adapter (`stick
 One path for one or many envelopes. Reads the wall clock once per request (and a monotonic timer
 around each forward). Nothing the proxy parses can produce a 5xx: a body that is not a known shape
 goes to the channel default unchanged (reason `unparsed`); only an agent that is down (502) or too
-slow (504) does, so the platform retries and nothing is lost. The platform gets a 2xx only when
+slow (504) does, or a delivery the shared state did not confirm (503 + `Retry-After`, reason
+`state_unavailable`: never claimed in per-process memory while Redis is up), so the platform
+retries and nothing is lost. Every forward names its deliveries and their attempt
+(`X-Stickyroute-Delivery`, `X-Stickyroute-Attempt`). The platform gets a 2xx only when
 every item reached an agent with a 2xx.
 
 Every request is accounted for in one place (`stickyroute.observe.Accounting.request`, in `handle`'s
