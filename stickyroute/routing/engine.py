@@ -41,7 +41,7 @@ from stickyroute.routing.rules import ChannelRules
 from stickyroute.routing.signals import HANDOFF, NOT_MINE, hint_confirmation, hint_divergence
 
 __all__ = ["Conversation", "Decision", "NeedsClassification", "NeedsPermit", "Purpose", "busy", "conclude", "decide",
-           "is_acknowledgement", "is_short"]
+           "is_acknowledgement", "is_short", "unavailable"]
 
 
 _LONGEST_ACK_SCAN = 200
