@@ -106,7 +106,7 @@ class Dispatcher:
             return reply
         finally:
             status = reply.status if reply is not None else CUT_STATUS
-            self.accounting.request(channel, now, pending.entries(status), status, inbound.method)
+            self.accounting.request(channel, now, pending.entries(status), status, inbound.method, pending.state)
             if self.recorder is not None and pending.decisions is not None:
                 self.recorder(inbound, now, pending.decisions)
 
@@ -153,6 +153,8 @@ class Dispatcher:
                 await self.deliveries.fail(held, None, now)
             pending.verdict = Decision("", STATE_UNAVAILABLE)
             return unconfirmed()
+        if any(c.local for c in claims.values()):
+            pending.state = "memory"
         owned = [k for k, c in claims.items() if c.state is ClaimState.FIRST]
         earlier = [answer_of(c) for c in claims.values() if c.state is not ClaimState.FIRST]
         decisions = pending.decisions if pending.decisions is not None else []

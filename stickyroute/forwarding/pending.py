@@ -18,7 +18,7 @@ Item = tuple[Envelope, Decision, DeliveryKey]
 class Pending:
     """What one request has decided so far, for its accounting and the recorder."""
 
-    __slots__ = ("decisions", "items", "outcomes", "verdict")
+    __slots__ = ("decisions", "items", "outcomes", "state", "verdict")
 
     def __init__(self) -> None:
         self.verdict: Decision | None = None
@@ -29,6 +29,8 @@ class Pending:
         """The reply each routed item's part got."""
         self.decisions: list[Decision | None] | None = None
         """Each envelope's decision in body order, for the recorder (None: not authenticated)."""
+        self.state: str | None = None
+        """"memory" when its deliveries were claimed in per-process memory (a shared-state outage)."""
 
     def entries(self, status: int) -> list[Entry]:
         if self.verdict is not None:

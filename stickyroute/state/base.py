@@ -192,6 +192,9 @@ class Claim:
     state: ClaimState
     reply: Reply | None = None
     memo: DecisionMemo | None = None
+    local: bool = False
+    """Claimed in this process's memory during an outage of the shared backend
+    (`when_unavailable = "memory"`): the decision line says `"state": "memory"`."""
     attempt: int = 1
     """FIRST: which attempt of the delivery this caller holds (1 on the first; each claim that
     gets FIRST counts, whether the earlier attempt failed or died): `X-Stickyroute-Attempt`."""

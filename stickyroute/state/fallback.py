@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
+from dataclasses import replace
 from typing import TypeVar
 
 from cachetools import LRUCache
@@ -244,7 +245,7 @@ class FallbackDeliveryLog:
     def _note(self, key: DeliveryKey, claim: Claim) -> Claim:
         if claim.state in (ClaimState.FIRST, ClaimState.IN_FLIGHT):
             self._local_keys[key] += 1
-        return claim
+        return replace(claim, local=True)
 
     def _forget(self, key: DeliveryKey) -> None:
         self._local_keys[key] -= 1
@@ -295,7 +296,7 @@ class FallbackDeliveryLog:
         claim = await self.local.settle(key, now, timeout_s)
         if claim.state is ClaimState.FIRST:
             self._local_keys[key] += 1
-        return claim
+        return replace(claim, local=True)
 
     def _split(self, keys: Sequence[DeliveryKey]) -> tuple[list[DeliveryKey], list[DeliveryKey]]:
         local, shared = [], []

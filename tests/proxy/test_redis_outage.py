@@ -140,3 +140,13 @@ async def _until(condition: Callable[[], bool]) -> None:
     async with asyncio.timeout(GUARD_S):
         while not condition():  # noqa: ASYNC110 (the health's ping task flips it; a bounded poll)
             await asyncio.sleep(0.02)
+
+
+async def test_a_decision_served_from_memory_during_an_outage_says_so_in_its_line(tmp_path: Path) -> None:
+    port = free_port()
+    top = f'[state]\nbackend = "redis"\nurl = "redis://127.0.0.1:{port}/0"\nop_timeout_ms = 200\n'
+    with upstream_set("general") as ups:
+        async with Proxy(write_config(tmp_path, ups, top=top)) as proxy:
+            await proxy.post("/webhooks/telegram", telegram_text(1, "hello"))
+            [line] = proxy.service.accounting.ring.recent(10)
+    assert (line["reason"], line["status"], line["state"]) == ("default", 200, "memory")
