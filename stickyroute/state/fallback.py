@@ -16,9 +16,11 @@ one (cause `timeout`):
                          reply may still have taken the claim: it holds until it expires)
     acquire              RouteUnavailable with the live route this process last saw (a small
                          LRU of `SEEN_ROUTES` routes), decided without writing
+    get                  that last-seen route
     commit, complete...  the write is lost (never raised)
     budget, switches     this process's bucket
-    get, find, put...    this process's memory (admin and agent-signal paths)
+    find, put, delete    this process's memory (admin and agent-signal paths)
+    swap                 False: nothing written (the caller reads again)
 
 During a declared outage (`health.up` False) nothing is sent to the shared backend (except a
 lease it holds, given back there) until its ping answers again; each operation is served from
@@ -176,7 +178,17 @@ class FallbackConversationState:
         await self.local.release(lease)
 
     async def get(self, key: ConversationKey, now: float) -> Route | None:
-        return await _either(self.health, "get", lambda: self.shared.get(key, now), lambda: self.local.get(key, now))
+        """While the backend is up but late: the route this process last saw (`last_seen`)."""
+        if self.health.up:
+            answered, route = await _shared(self.health, "get", lambda: self.shared.get(key, now))
+            if answered:
+                if route is not None:
+                    self._saw(key, route)
+                return route
+            if self.health.up:
+                return self.last_seen(key, now)
+        self.health.fell_back("get", "outage")
+        return await self.local.get(key, now)
 
     async def put(self, key: ConversationKey, route: Route, now: float) -> None:
         await _either(self.health, "put", lambda: self.shared.put(key, route, now),

@@ -95,11 +95,12 @@ async def test_a_route_redis_did_not_answer_is_the_one_this_process_last_saw(red
             await parts.conversations.acquire(A, T0 + 1)
         with pytest.raises(RouteUnavailable) as unseen:
             await parts.conversations.acquire(B, T0 + 1)
+        read = await parts.conversations.get(A, T0 + 1)
     finally:
         unpause(paused)
     written = await parts.memory.get(A, T0 + 1)
-    assert (seen.value.route, unseen.value.route, written, parts.counted("acquire", "timeout")) == (
-        Route("coder", T0, T0), None, None, 2.0)
+    assert (seen.value.route, unseen.value.route, read, written, parts.counted("acquire", "timeout"),
+            parts.counted("get", "timeout")) == (Route("coder", T0, T0), None, Route("coder", T0, T0), None, 2.0, 1.0)
 
 
 async def test_a_route_last_seen_is_forgotten_when_it_expires_or_is_dropped(parts: Parts) -> None:
