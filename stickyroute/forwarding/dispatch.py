@@ -34,13 +34,14 @@ from stickyroute.channels import ADAPTERS, BodyPart, ChannelAdapter, Request, Sp
 from stickyroute.config.model import Agent, Channel, Config
 from stickyroute.core.delivery import DecisionMemo, DeliveryKey
 from stickyroute.errors import UnparsedUpdate, UpstreamError, UpstreamTimeout
+from stickyroute.forwarding.claims import claim_all
 from stickyroute.forwarding.headers import delivery_headers
 from stickyroute.forwarding.inbound import Inbound
 from stickyroute.forwarding.lanes import run_lanes
 from stickyroute.forwarding.late import LateAnswers
 from stickyroute.forwarding.leg import REPLY_DROPPED, Forwarding
 from stickyroute.forwarding.offload import chunks, offload
-from stickyroute.forwarding.pending import Item, Pending
+from stickyroute.forwarding.pending import Item, Pending, deliveries_of, memos_of, merged
 from stickyroute.forwarding.replies import answer_of, redelivered, summary, text_reply, unconfirmed
 from stickyroute.hints import AgentSignals
 from stickyroute.observe import Accounting
@@ -144,13 +145,9 @@ class Dispatcher:
         """Claim the envelopes' deliveries, forward the ones this request holds, answer."""
         keys = [(channel.name, i) for i in adapter.delivery_ids(envelopes, inbound.body)]
         distinct = list(dict.fromkeys(keys))
-        claims: dict[DeliveryKey, Claim] = {}
         try:
-            await self._claim(distinct, claims, now)
+            claims = await claim_all(self.deliveries, distinct, now, self.settle_s)
         except DeliveryUnconfirmed:  # counted and logged (a summary line) by the state's health
-            held = [k for k, c in claims.items() if c.state is ClaimState.FIRST]
-            if held:
-                await self.deliveries.fail(held, None, now)
             pending.verdict = Decision("", STATE_UNAVAILABLE)
             return unconfirmed()
         if any(c.local for c in claims.values()):
@@ -196,25 +193,6 @@ class Dispatcher:
             return reply
         return summary(list({id(r): r for r in outcomes.values()}.values()) + earlier)
 
-    async def _claim(self, keys: list[DeliveryKey], claims: dict[DeliveryKey, Claim], now: float) -> None:
-        """Claim `keys` into `claims`, waiting for the attempts in flight (`settle`). Raises
-        DeliveryUnconfirmed when the shared state did not confirm one: `claims` holds those it
-        did (the caller gives back the ones held)."""
-        async for chunk in chunks(keys):
-            claims.update(zip(chunk, await self.deliveries.claim(chunk, now), strict=True))
-        waiting = [k for k, c in claims.items() if c.state is ClaimState.IN_FLIGHT]
-        if waiting:
-            settled = await asyncio.gather(*(self.deliveries.settle(k, now, self.settle_s) for k in waiting),
-                                           return_exceptions=True)
-            failure: BaseException | None = None
-            for key, outcome in zip(waiting, settled, strict=True):
-                if isinstance(outcome, BaseException):
-                    failure = failure or outcome
-                else:
-                    claims[key] = outcome
-            if failure is not None:
-                raise failure
-
     async def _decide(self, channel: Channel, envelope: Envelope, claim: Claim, now: float,
                       deadline: ClassifierDeadline) -> Decision:
         """The router's decision, or the first attempt's (a retry goes where the first went, unless
@@ -255,8 +233,8 @@ class Dispatcher:
                 groups = {channel.default_agent: items}
         late: list[asyncio.Future[Reply] | None] = [None] * len(groups)
         sends = [
-            self._forward(channel, inbound, _merged(agent, group), parts[agent] if parts is not None else None,
-                          late, index, now, _deliveries(group, attempts))
+            self._forward(channel, inbound, merged(agent, group), parts[agent] if parts is not None else None,
+                          late, index, now, deliveries_of(group, attempts))
             for index, (agent, group) in enumerate(groups.items())
         ]
         replies = [await sends[0]] if len(sends) == 1 else await asyncio.gather(*sends)
@@ -306,34 +284,17 @@ class Dispatcher:
         for reply, keys in by_reply.values():
             exchange = lates.get(keys[0])
             if exchange is not None:
-                self.late.watch(exchange, keys, _memos_of(keys, memos))
+                self.late.watch(exchange, keys, memos_of(keys, memos))
                 continue
             async for chunk in chunks(keys):
                 if reply.ok:
-                    await self.deliveries.complete(chunk, reply, now, _memos_of(chunk, memos))
+                    await self.deliveries.complete(chunk, reply, now, memos_of(chunk, memos))
                 else:
-                    await self.deliveries.fail(chunk, reply, now, _memos_of(chunk, memos))
+                    await self.deliveries.fail(chunk, reply, now, memos_of(chunk, memos))
         unanswered = [k for k in owned if k not in outcomes]
         if unanswered:
             async for chunk in chunks(unanswered):
-                await self.deliveries.fail(chunk, None, now, _memos_of(chunk, memos))
+                await self.deliveries.fail(chunk, None, now, memos_of(chunk, memos))
 
 
 _WHAT = {"timeout": "timed out", "refused": "unreachable", "pool_exhausted": "has no free connection"}
-
-
-def _merged(agent: str, group: list[Item]) -> Decision:
-    """The decision a group of items is forwarded under: their reasons joined; the conversation
-    (for agent signals) only when the group is one item."""
-    reasons = ",".join(dict.fromkeys(d.reason for _e, d, _k in group))
-    return Decision(agent, reasons, conversation=group[0][1].conversation if len(group) == 1 else None)
-
-
-def _deliveries(group: list[Item], attempts: dict[DeliveryKey, int]) -> list[tuple[str, str, int]]:
-    """(channel, delivery id, attempt) of each distinct delivery of `group`, in body order."""
-    keys = dict.fromkeys(key for _e, _d, key in group)
-    return [(channel, delivery, attempts.get((channel, delivery), 1)) for channel, delivery in keys]
-
-
-def _memos_of(keys: Sequence[DeliveryKey], memos: dict[DeliveryKey, DecisionMemo]) -> dict[DeliveryKey, DecisionMemo]:
-    return {k: memos[k] for k in keys if k in memos}

@@ -4,6 +4,7 @@ serve (`BackendHealth.fell_back`).
 
     FallbackConversationState   a lease is committed to (or released on) the backend it came from
     FallbackDeliveryLog         keys claimed in memory are completed, failed and settled there
+                                (fallback_deliveries.py; the calls themselves: fallback_calls.py)
     FallbackBudget              the shared bucket, else a per-process one
     FallbackSwitchBudget        the same for the per-sender explicit-switch buckets
 
@@ -32,79 +33,22 @@ memory during an outage without being counted.
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
-from dataclasses import replace
-from typing import TypeVar
+from collections.abc import Collection, Mapping
 
 from cachetools import LRUCache
 
-from stickyroute.core.delivery import DecisionMemo, DeliveryKey
 from stickyroute.core.route import ConversationKey, Route
-from stickyroute.reply import Reply
-from stickyroute.state.base import (
-    Claim,
-    ClaimState,
-    ConversationLimits,
-    ConversationState,
-    DeliveryLog,
-    DeliveryUnconfirmed,
-    Lease,
-    RouteUnavailable,
-    StateUnavailable,
-)
+from stickyroute.state.base import ConversationLimits, ConversationState, Lease, RouteUnavailable, StateUnavailable
 from stickyroute.state.budget import ClassifierBudget, SwitchBudget
+from stickyroute.state.fallback_calls import answered, either, quietly
+from stickyroute.state.fallback_deliveries import FallbackDeliveryLog
 from stickyroute.state.health import BackendHealth
 
-T = TypeVar("T")
+__all__ = ["SEEN_ROUTES", "FallbackBudget", "FallbackConversationState", "FallbackDeliveryLog", "FallbackSwitchBudget"]
+
 SEEN_ROUTES = 10_000
 """Routes this process remembers as it last saw them (LRU), for decisions while the backend's
 reply is late."""
-
-
-async def _shared(health: BackendHealth, operation: str, call: Callable[[], Awaitable[T]]
-                  ) -> tuple[bool, T | None]:
-    """(True, result) when the backend answered; (False, None) when it failed and is still up
-    (counted as `timeout`, the caller answers without it). Raises nothing; when the failure
-    declared an outage, (False, None) with `health.up` False."""
-    try:
-        return True, await call()
-    except StateUnavailable as exc:
-        health.failed(exc)
-        if health.up:
-            health.fell_back(operation, "timeout")
-        return False, None
-
-
-async def _either(health: BackendHealth, operation: str | None, shared: Callable[[], Awaitable[T]],
-                  local: Callable[[], Awaitable[T]]) -> T:
-    """`shared()` while the backend is up and answers, else `local()`, counted under `operation`
-    (None: a view, not counted during an outage)."""
-    if health.up:
-        try:
-            return await shared()
-        except StateUnavailable as exc:
-            health.failed(exc)
-            if health.up and operation is not None:
-                health.fell_back(operation, "timeout")
-                return await local()
-    if operation is not None:
-        health.fell_back(operation, "outage")
-    return await local()
-
-
-async def _quietly(health: BackendHealth, operation: str, write: Callable[[], Awaitable[None]], *,
-                   always: bool = False) -> None:
-    """A write to the shared backend that may be lost (never raised, counted); skipped while
-    degraded unless `always` (a lease taken on the shared backend is given back there)."""
-    if not health.up and not always:
-        health.fell_back(operation, "outage")
-        return
-    try:
-        await write()
-    except StateUnavailable as exc:
-        health.failed(exc)
-        health.fell_back(operation, "timeout" if health.up else "outage")
 
 
 class FallbackConversationState:
@@ -166,22 +110,22 @@ class FallbackConversationState:
         if store is not None or forget:
             self._saw(lease.key, None if forget else store)
         if self._from_shared(lease):
-            await _quietly(self.health, "commit",
+            await quietly(self.health, "commit",
                            lambda: self.shared.commit(lease, now, store=store, forget=forget, text=text), always=True)
             return
         await self.local.commit(lease, now, store=store, forget=forget, text=text)
 
     async def release(self, lease: Lease) -> None:
         if self._from_shared(lease):
-            await _quietly(self.health, "release", lambda: self.shared.release(lease), always=True)
+            await quietly(self.health, "release", lambda: self.shared.release(lease), always=True)
             return
         await self.local.release(lease)
 
     async def get(self, key: ConversationKey, now: float) -> Route | None:
         """While the backend is up but late: the route this process last saw (`last_seen`)."""
         if self.health.up:
-            answered, route = await _shared(self.health, "get", lambda: self.shared.get(key, now))
-            if answered:
+            ok, route = await answered(self.health, "get", lambda: self.shared.get(key, now))
+            if ok:
                 if route is not None:
                     self._saw(key, route)
                 return route
@@ -191,37 +135,37 @@ class FallbackConversationState:
         return await self.local.get(key, now)
 
     async def put(self, key: ConversationKey, route: Route, now: float) -> None:
-        await _either(self.health, "put", lambda: self.shared.put(key, route, now),
+        await either(self.health, "put", lambda: self.shared.put(key, route, now),
                       lambda: self.local.put(key, route, now))
 
     async def delete(self, key: ConversationKey, now: float) -> None:
-        await _either(self.health, "delete", lambda: self.shared.delete(key, now), lambda: self.local.delete(key, now))
+        await either(self.health, "delete", lambda: self.shared.delete(key, now), lambda: self.local.delete(key, now))
 
     async def find(self, channel: str, digest: str, now: float) -> Route | None:
-        return await _either(self.health, "find", lambda: self.shared.find(channel, digest, now),
+        return await either(self.health, "find", lambda: self.shared.find(channel, digest, now),
                              lambda: self.local.find(channel, digest, now))
 
     async def swap(self, channel: str, digest: str, expected: Route, new: Route | None, now: float) -> bool:
         """False (nothing written) when the backend is up but did not answer."""
         if self.health.up:
-            answered, swapped = await _shared(self.health, "swap",
-                                              lambda: self.shared.swap(channel, digest, expected, new, now))
-            if answered or self.health.up:
+            ok, swapped = await answered(self.health, "swap",
+                                         lambda: self.shared.swap(channel, digest, expected, new, now))
+            if ok or self.health.up:
                 return bool(swapped)
         self.health.fell_back("swap", "outage")
         return await self.local.swap(channel, digest, expected, new, now)
 
     async def count(self, channel: str, now: float) -> int:
-        return await _either(self.health, None, lambda: self.shared.count(channel, now),
+        return await either(self.health, None, lambda: self.shared.count(channel, now),
                              lambda: self.local.count(channel, now))
 
     async def scan(self, channel: str, now: float, *, agent: str | None = None,
                    limit: int | None = None) -> list[tuple[str, Route]]:
-        return await _either(self.health, None, lambda: self.shared.scan(channel, now, agent=agent, limit=limit),
+        return await either(self.health, None, lambda: self.shared.scan(channel, now, agent=agent, limit=limit),
                              lambda: self.local.scan(channel, now, agent=agent, limit=limit))
 
     async def census(self, channel: str, now: float) -> dict[str, int]:
-        return await _either(self.health, None, lambda: self.shared.census(channel, now),
+        return await either(self.health, None, lambda: self.shared.census(channel, now),
                              lambda: self.local.census(channel, now))
 
     async def prune(self, channel: str, keep: Collection[str], now: float) -> int:
@@ -244,110 +188,6 @@ class FallbackConversationState:
         await self.shared.aclose()
 
 
-class FallbackDeliveryLog:
-    """`DeliveryLog` on `shared` while `health.up`, else on `local` (see the module docstring)."""
-
-    def __init__(self, shared: DeliveryLog, local: DeliveryLog, health: BackendHealth) -> None:
-        self.shared = shared
-        self.local = local
-        self.health = health
-        self._local_keys: Counter[DeliveryKey] = Counter()
-        """Keys whose claim (held or waited for) lives in `local`, with how many callers use it."""
-
-    def _note(self, key: DeliveryKey, claim: Claim) -> Claim:
-        if claim.state in (ClaimState.FIRST, ClaimState.IN_FLIGHT):
-            self._local_keys[key] += 1
-        return replace(claim, local=True)
-
-    def _forget(self, key: DeliveryKey) -> None:
-        self._local_keys[key] -= 1
-        if self._local_keys[key] <= 0:
-            del self._local_keys[key]
-
-    def _unconfirmed(self, operation: str, exc: StateUnavailable | None) -> DeliveryUnconfirmed | None:
-        """The error to raise instead of a memory claim (counted), or None: claim in memory."""
-        if self.health.up:
-            self.health.fell_back(operation, "timeout")
-            return DeliveryUnconfirmed(f"{exc}: the claim was not confirmed")
-        if self.health.refuse:
-            self.health.fell_back(operation, "refused")
-            return DeliveryUnconfirmed(f"state backend {self.health.backend} unavailable (when_unavailable = refuse)")
-        self.health.fell_back(operation, "outage")
-        return None
-
-    async def claim(self, keys: Sequence[DeliveryKey], now: float) -> list[Claim]:
-        """Raises DeliveryUnconfirmed instead of claiming in memory while the backend is up (its
-        reply was late) or in an outage with `when_unavailable = "refuse"`."""
-        failure: StateUnavailable | None = None
-        if self.health.up:
-            try:
-                return await self.shared.claim(keys, now)
-            except StateUnavailable as exc:
-                self.health.failed(exc)
-                failure = exc
-        refused = self._unconfirmed("claim", failure)
-        if refused is not None:
-            raise refused from failure
-        return [self._note(k, c) for k, c in zip(keys, await self.local.claim(keys, now), strict=True)]
-
-    async def settle(self, key: DeliveryKey, now: float, timeout_s: float) -> Claim:
-        """Raises DeliveryUnconfirmed as `claim` does."""
-        if key in self._local_keys:
-            self._forget(key)
-        else:
-            failure: StateUnavailable | None = None
-            if self.health.up:
-                try:
-                    return await self.shared.settle(key, now, timeout_s)
-                except StateUnavailable as exc:
-                    self.health.failed(exc)
-                    failure = exc
-            refused = self._unconfirmed("settle", failure)
-            if refused is not None:
-                raise refused from failure
-        claim = await self.local.settle(key, now, timeout_s)
-        if claim.state is ClaimState.FIRST:
-            self._local_keys[key] += 1
-        return replace(claim, local=True)
-
-    def _split(self, keys: Sequence[DeliveryKey]) -> tuple[list[DeliveryKey], list[DeliveryKey]]:
-        local, shared = [], []
-        for key in keys:
-            if key in self._local_keys:
-                self._forget(key)
-                local.append(key)
-            else:
-                shared.append(key)
-        return local, shared
-
-    async def complete(self, keys: Sequence[DeliveryKey], reply: Reply, now: float,
-                       memos: Mapping[DeliveryKey, DecisionMemo] | None = None) -> None:
-        local, shared = self._split(keys)
-        if local:
-            await self.local.complete(local, reply, now, memos)
-        if shared:
-            await _quietly(self.health, "complete", lambda: self.shared.complete(shared, reply, now, memos))
-
-    async def fail(self, keys: Sequence[DeliveryKey], reply: Reply | None, now: float,
-                   memos: Mapping[DeliveryKey, DecisionMemo] | None = None) -> None:
-        local, shared = self._split(keys)
-        if local:
-            await self.local.fail(local, reply, now, memos)
-        if shared:
-            await _quietly(self.health, "fail", lambda: self.shared.fail(shared, reply, now, memos))
-
-    async def stored_bytes(self, now: float) -> int | None:
-        return await _either(self.health, None, lambda: self.shared.stored_bytes(now),
-                             lambda: self.local.stored_bytes(now))
-
-    async def size(self, now: float) -> int:
-        return await _either(self.health, None, lambda: self.shared.size(now), lambda: self.local.size(now))
-
-    async def aclose(self) -> None:
-        await self.local.aclose()
-        await self.shared.aclose()
-
-
 class FallbackBudget:
     """`ClassifierBudget` on `shared` while `health.up`, else on `local`."""
 
@@ -357,7 +197,7 @@ class FallbackBudget:
         self.health = health
 
     async def take(self, channel: str, now: float) -> bool:
-        return await _either(self.health, "budget", lambda: self.shared.take(channel, now),
+        return await either(self.health, "budget", lambda: self.shared.take(channel, now),
                              lambda: self.local.take(channel, now))
 
     async def aclose(self) -> None:
@@ -374,7 +214,7 @@ class FallbackSwitchBudget:
         self.health = health
 
     async def take(self, channel: str, sender: str, rate_per_minute: float, now: float) -> bool:
-        return await _either(self.health, "switches", lambda: self.shared.take(channel, sender, rate_per_minute, now),
+        return await either(self.health, "switches", lambda: self.shared.take(channel, sender, rate_per_minute, now),
                              lambda: self.local.take(channel, sender, rate_per_minute, now))
 
     async def aclose(self) -> None:
