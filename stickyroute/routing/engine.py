@@ -25,7 +25,16 @@ from collections.abc import Mapping
 from stickyroute.classifier.base import Classification, Outcome
 from stickyroute.config.model import AgentHints, RoutingSettings, Strategy
 from stickyroute.core.route import Route
-from stickyroute.routing.decision import DETOUR, HELD, Conversation, Decision, NeedsClassification, NeedsPermit, Purpose
+from stickyroute.routing.decision import (
+    DETOUR,
+    HELD,
+    STATE_UNAVAILABLE,
+    Conversation,
+    Decision,
+    NeedsClassification,
+    NeedsPermit,
+    Purpose,
+)
 from stickyroute.routing.envelope import Envelope, MessageKind
 from stickyroute.routing.explicit import ExplicitKind, parse_explicit
 from stickyroute.routing.keywords import top_agent
@@ -33,7 +42,7 @@ from stickyroute.routing.rules import ChannelRules
 from stickyroute.routing.signals import HANDOFF, NOT_MINE, hint_confirmation, hint_divergence
 
 __all__ = ["Conversation", "Decision", "NeedsClassification", "NeedsPermit", "Purpose", "busy", "conclude", "decide",
-           "is_acknowledgement", "is_short"]
+           "is_acknowledgement", "is_short", "unavailable"]
 
 
 _LONGEST_ACK_SCAN = 200
@@ -132,6 +141,13 @@ def busy(route: Route | None, rules: ChannelRules) -> Decision:
     nothing, reason `busy`. Bounds a webhook's wait to one classifier timeout instead of one per
     message queued ahead of it (issue #10: the 12th of 12 messages waited 12 x timeout_s)."""
     return Decision(route.agent if route is not None else rules.default_agent, "busy")
+
+
+def unavailable(route: Route | None, rules: ChannelRules) -> Decision:
+    """The shared state did not answer in time while it is up: the route this process last saw
+    (or the default), nothing written, reason `state_unavailable` (never a decision on a
+    per-process state that the other replicas do not share)."""
+    return Decision(route.agent if route is not None else rules.default_agent, STATE_UNAVAILABLE)
 
 
 def _stay_reason(route: Route | None) -> str:
