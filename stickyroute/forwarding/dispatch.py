@@ -3,7 +3,6 @@
     inbound ─▶ adapter.handshake? ─▶ adapter.authenticate ─▶ adapter.parse ─▶ DeliveryLog.claim
             ─▶ Router.decide per item (first decisions reused; `lanes`) ─▶ one body, or adapter.split
                per agent ─▶ Leg.forward ─▶ DeliveryLog.complete | fail ─▶ Reply
-
 One message of a known conversation: two state steps (`forwarding/single.py`). Claims are renewed
 while their attempt runs (`Keeper`); first decisions are kept before the forward (`note`).
 
@@ -11,7 +10,10 @@ Knows no platform: every platform question goes to the channel's adapter (`stick
 One path for one or many envelopes. Reads the wall clock once per request (and a monotonic timer
 around each forward). Nothing the proxy parses can produce a 5xx: a body that is not a known shape
 goes to the channel default unchanged (reason `unparsed`); only an agent that is down (502) or too
-slow (504) does, so the platform retries and nothing is lost. The platform gets a 2xx only when
+slow (504) does, or a delivery the shared state did not confirm (503 + `Retry-After`, reason
+`state_unavailable`: never claimed in per-process memory while Redis is up), so the platform
+retries and nothing is lost. Every forward names its deliveries and their attempt
+(`X-Stickyroute-Delivery`, `X-Stickyroute-Attempt`). The platform gets a 2xx only when
 every item reached an agent with a 2xx.
 
 Every request is accounted for in one place (`stickyroute.observe.Accounting.request`, in `handle`'s
@@ -35,23 +37,26 @@ from stickyroute.config.model import Agent, Channel, Config
 from stickyroute.core.delivery import DecisionMemo, DeliveryKey
 from stickyroute.core.route import ConversationKey
 from stickyroute.errors import UnparsedUpdate, UpstreamError, UpstreamTimeout
+from stickyroute.forwarding.claims import claim_all
+from stickyroute.forwarding.headers import delivery_headers
 from stickyroute.forwarding.inbound import Inbound
 from stickyroute.forwarding.keepalive import Keeper
 from stickyroute.forwarding.lanes import run_lanes
 from stickyroute.forwarding.late import LateAnswers
 from stickyroute.forwarding.leg import REPLY_DROPPED, Forwarding
-from stickyroute.forwarding.offload import chunks, offload
-from stickyroute.forwarding.pending import Item, Pending, merged
-from stickyroute.forwarding.replies import answer_of, redelivered, summary, text_reply
+from stickyroute.forwarding.offload import offload
+from stickyroute.forwarding.pending import Item, Pending, deliveries_of, merged
+from stickyroute.forwarding.replies import answer_of, redelivered, summary, text_reply, unconfirmed
 from stickyroute.forwarding.single import deliver_one
 from stickyroute.hints import AgentSignals
 from stickyroute.observe import Accounting
 from stickyroute.reply import Reply
 from stickyroute.routing.deadline import ClassifierDeadline
+from stickyroute.routing.decision import STATE_UNAVAILABLE
 from stickyroute.routing.engine import Decision
 from stickyroute.routing.envelope import Envelope
 from stickyroute.routing.router import Router
-from stickyroute.state.base import Claim, ClaimState, DeliveryLog, DeliverySteps
+from stickyroute.state.base import Claim, ClaimState, DeliveryLog, DeliverySteps, DeliveryUnconfirmed
 
 log = logging.getLogger("stickyroute.dispatch")
 CUT_STATUS = 503
@@ -73,8 +78,6 @@ class Dispatcher:
     its own, unexported).
     `signals` takes agent hints and handoffs out of replies and gives forwards their conversation
     token (default: one for this config with a per-process secret unless `[hints] secret`).
-    `steps`: one message of a known conversation in two state steps (None: the batch path);
-    `lease_s`: the claim lease attempts renew (None: nothing to renew, the memory backend).
     """
 
     def __init__(self, config: Config, router: Router, deliveries: DeliveryLog, leg: Forwarding,
@@ -82,9 +85,7 @@ class Dispatcher:
                  accounting: Accounting | None = None, timer: Callable[[], float] = clocks.monotonic,
                  signals: AgentSignals | None = None, steps: DeliverySteps | None = None,
                  lease_s: float | None = None) -> None:
-        self.config = config
-        self.steps = steps
-        self.keeper = Keeper(deliveries, clock, lease_s)
+        self.config, self.steps, self.keeper = config, steps, Keeper(deliveries, clock, lease_s)
         self.router = router
         self.deliveries = deliveries
         self.leg, self.clock, self.timer, self.recorder = leg, clock, timer, recorder
@@ -109,7 +110,7 @@ class Dispatcher:
             return reply
         finally:
             status = reply.status if reply is not None else CUT_STATUS
-            self.accounting.request(channel, now, pending.entries(status), status, inbound.method)
+            self.accounting.request(channel, now, pending.entries(status), status, inbound.method, pending.state)
             if self.recorder is not None and pending.decisions is not None:
                 self.recorder(inbound, now, pending.decisions)
 
@@ -146,34 +147,27 @@ class Dispatcher:
                        envelopes: Sequence[Envelope], now: float, pending: Pending) -> Reply:
         """Claim the envelopes' deliveries, forward the ones this request holds, answer."""
         keys = [(channel.name, i) for i in adapter.delivery_ids(envelopes, inbound.body)]
-        if len(envelopes) == 1 and self.steps is not None:
-            conversation = self.router.lane(channel.name, envelopes[0])
-            if isinstance(conversation, ConversationKey):
+        conversation = self.router.lane(channel.name, envelopes[0]) if len(envelopes) == 1 else None
+        try:
+            if self.steps is not None and isinstance(conversation, ConversationKey):
                 return await deliver_one(self, adapter, channel, inbound, envelopes[0], keys[0], conversation, now,
                                          pending)
-        distinct = list(dict.fromkeys(keys))
-        claims: dict[DeliveryKey, Claim] = {}
-        async for chunk in chunks(distinct):
-            claims.update(zip(chunk, await self.deliveries.claim(chunk, now), strict=True))
-        return await self._settled(adapter, channel, inbound, envelopes, keys, claims, now, pending)
+            claims = await claim_all(self.deliveries, list(dict.fromkeys(keys)), now, self.settle_s)
+        except DeliveryUnconfirmed:  # counted and logged (a summary line) by the state's health
+            pending.verdict = Decision("", STATE_UNAVAILABLE)
+            return unconfirmed()
+        stop = self.keeper.hold(list(claims))  # renews only the claims this process holds
+        try:
+            return await self._settled(adapter, channel, inbound, envelopes, keys, claims, now, pending)
+        finally:
+            stop()
 
     async def _settled(self, adapter: ChannelAdapter, channel: Channel, inbound: Inbound,
                        envelopes: Sequence[Envelope], keys: list[DeliveryKey], claims: dict[DeliveryKey, Claim],
                        now: float, pending: Pending) -> Reply:
-        """Wait for the attempts in flight, forward the items this request holds, answer."""
-        stop = self.keeper.hold(list(claims))  # renews only the claims this process holds, from now on
-        try:
-            return await self._held(adapter, channel, inbound, envelopes, keys, claims, now, pending)
-        finally:
-            stop()
-
-    async def _held(self, adapter: ChannelAdapter, channel: Channel, inbound: Inbound,
-                    envelopes: Sequence[Envelope], keys: list[DeliveryKey], claims: dict[DeliveryKey, Claim],
-                    now: float, pending: Pending) -> Reply:
-        waiting = [k for k, c in claims.items() if c.state is ClaimState.IN_FLIGHT]
-        if waiting:
-            settled = await asyncio.gather(*(self.deliveries.settle(k, now, self.settle_s) for k in waiting))
-            claims.update(zip(waiting, settled, strict=True))
+        """Forward the items whose claims this request holds (the others are answered), answer."""
+        if any(c.local for c in claims.values()):
+            pending.state = "memory"
         owned = [k for k, c in claims.items() if c.state is ClaimState.FIRST]
         earlier = [answer_of(c) for c in claims.values() if c.state is not ClaimState.FIRST]
         decisions = pending.decisions if pending.decisions is not None else []
@@ -210,7 +204,8 @@ class Dispatcher:
                     if d.conversation is not None and claims[k].memo is None and self.keeper.period_s}
             if kept:  # a shared backend: the first decisions outlive this process
                 await self.deliveries.note(kept, now)
-            reply = await self._send(adapter, channel, inbound, items, len(envelopes), outcomes, lates, now)
+            attempts = {k: claims[k].attempt for k in owned}
+            reply = await self._send(adapter, channel, inbound, items, len(envelopes), outcomes, lates, now, attempts)
         finally:
             memos = {key: DecisionMemo(d.agent, d.reason) for _e, d, key in items}
             await self.late.end(owned, outcomes, memos, now, lates)
@@ -232,9 +227,11 @@ class Dispatcher:
             return Decision(channel.default_agent, "routing_error")
 
     async def _send(self, adapter: ChannelAdapter, channel: Channel, inbound: Inbound, items: list[Item],
-                    total: int, outcomes: dict[DeliveryKey, Reply], lates: _Lates, now: float) -> Reply:
+                    total: int, outcomes: dict[DeliveryKey, Reply], lates: _Lates, now: float,
+                    attempts: dict[DeliveryKey, int]) -> Reply:
         """Forward `items`: the body unchanged when they are all of it and go to one agent, else
-        one part per agent; record each item's part reply in `outcomes`."""
+        one part per agent, each with its deliveries' ids and `attempts` (headers); record each
+        item's part reply in `outcomes`."""
         if len(items) == 1 and (items[0][1].list_agents or items[0][0].to_proxy):
             envelope, decision, key = items[0]
             listing = adapter.agent_list(envelope, self._listed[channel.name], decision.agent)
@@ -257,7 +254,7 @@ class Dispatcher:
         late: list[asyncio.Future[Reply] | None] = [None] * len(groups)
         sends = [
             self._forward(channel, inbound, merged(agent, group), parts[agent] if parts is not None else None,
-                          late, index, now)
+                          late, index, now, deliveries_of(group, attempts))
             for index, (agent, group) in enumerate(groups.items())
         ]
         replies = [await sends[0]] if len(sends) == 1 else await asyncio.gather(*sends)
@@ -270,13 +267,15 @@ class Dispatcher:
 
     async def _forward(self, channel: Channel, inbound: Inbound, decision: Decision, part: BodyPart | None = None,
                        late: list[asyncio.Future[Reply] | None] | None = None, index: int = 0,
-                       now: float | None = None) -> Reply:
+                       now: float | None = None, deliveries: Sequence[tuple[str, str, int]] = ()) -> Reply:
         """The agent's reply (agent signals taken out: `self.signals`), or the proxy's error
         answer; an exchange still running after its 504 goes to `late[index]` (None: nobody keeps
-        its answer)."""
+        its answer). `deliveries`: (channel, delivery id, attempt) of the items it carries, sent
+        as `X-Stickyroute-Delivery` / `X-Stickyroute-Attempt`."""
         agent = self.config.agents[decision.agent]
         conversation = decision.conversation
         extra = self.signals.request_headers(channel.name, agent, conversation, now) if now is not None else []
+        extra = [*extra, *delivery_headers(deliveries)]
         started = self.timer()
         try:
             reply = await self.leg.forward(inbound, agent, channel.name, decision.reason, part, extra)

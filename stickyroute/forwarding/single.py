@@ -33,7 +33,7 @@ from stickyroute.routing.deadline import ClassifierDeadline
 from stickyroute.routing.engine import Decision
 from stickyroute.routing.envelope import Envelope
 from stickyroute.routing.router import Router
-from stickyroute.state.base import Claim, DeliverySteps, Lease, Writes
+from stickyroute.state.base import Claim, ClaimState, DeliveryLog, DeliverySteps, Lease, Writes
 
 __all__ = ["Host", "deliver_one"]
 
@@ -49,6 +49,8 @@ class Host(Protocol):
     steps: DeliverySteps | None
     keeper: Keeper
     late: LateAnswers
+    deliveries: DeliveryLog
+    settle_s: float
     timer: Callable[[], float]
 
     async def _settled(self, adapter: ChannelAdapter, channel: Channel, inbound: Inbound,
@@ -56,7 +58,8 @@ class Host(Protocol):
                        now: float, pending: Pending) -> Reply: ...
 
     async def _send(self, adapter: ChannelAdapter, channel: Channel, inbound: Inbound, items: list[Item],
-                    total: int, outcomes: dict[DeliveryKey, Reply], lates: Lates, now: float) -> Reply: ...
+                    total: int, outcomes: dict[DeliveryKey, Reply], lates: Lates, now: float,
+                    attempts: dict[DeliveryKey, int]) -> Reply: ...
 
 
 async def deliver_one(self: Host, adapter: ChannelAdapter, channel: Channel, inbound: Inbound, envelope: Envelope,
@@ -68,8 +71,17 @@ async def deliver_one(self: Host, adapter: ChannelAdapter, channel: Channel, inb
     hold = self.router.wants_conversation(channel.name, envelope)
     begun = await steps.begin(key, conversation, now, hold=hold)
     lease = begun.lease
+    if begun.claim.local:
+        pending.state = "memory"
     if lease is None:
-        return await self._settled(adapter, channel, inbound, [envelope], [key], {key: begun.claim}, now, pending)
+        claim = begun.claim
+        if claim.state is ClaimState.IN_FLIGHT:  # raises DeliveryUnconfirmed as claim_all does
+            claim = await self.deliveries.settle(key, now, self.settle_s)
+        stop = self.keeper.hold([key])
+        try:
+            return await self._settled(adapter, channel, inbound, [envelope], [key], {key: claim}, now, pending)
+        finally:
+            stop()
     stop = self.keeper.hold([key], lease)
     decisions = pending.decisions if pending.decisions is not None else []
     outcomes = pending.outcomes
@@ -95,7 +107,8 @@ async def deliver_one(self: Host, adapter: ChannelAdapter, channel: Channel, inb
         decisions.append(decision)
         hold_signals = DEFERRED.set(later) if held is not None else None
         try:
-            reply = await self._send(adapter, channel, inbound, pending.items, 1, outcomes, lates, now)
+            reply = await self._send(adapter, channel, inbound, pending.items, 1, outcomes, lates, now,
+                                     {key: begun.claim.attempt})
         finally:
             if hold_signals is not None:
                 DEFERRED.reset(hold_signals)

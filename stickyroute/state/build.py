@@ -96,12 +96,12 @@ def build_state(config: Config, registry: CollectorRegistry | None = None) -> St
     )
 
     store = RedisStore(settings.url, settings.key_prefix, settings.op_timeout_s)
-    health = BackendHealth("redis", store.url, store.ping, registry)
+    health = BackendHealth("redis", store.url, store.ping, registry, when_unavailable=settings.when_unavailable)
     conversations = RedisConversationState(store, limits, recent, lock_ttl_s(config))
     log = RedisDeliveryLog(store, ttl_s=ttl_s, claim_ttl_s=claim_ttl_s(config))
     deliveries = FallbackDeliveryLog(log, memory[1], health)
     return StateBackends(
-        FallbackConversationState(conversations, memory[0], health),
+        FallbackConversationState(conversations, memory[0], health, limits),
         deliveries,
         FallbackDeliverySteps(RedisDeliverySteps(conversations, log), local_steps, health, deliveries),
         FallbackBudget(RedisBudget(store, rate), memory[2], health),

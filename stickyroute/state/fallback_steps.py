@@ -7,7 +7,8 @@ from stickyroute.core.delivery import DecisionMemo, DeliveryKey
 from stickyroute.core.route import ConversationKey
 from stickyroute.reply import Reply
 from stickyroute.state.base import Begun, DeliverySteps, Lease, StateUnavailable, Writes
-from stickyroute.state.fallback import FallbackDeliveryLog, _quietly
+from stickyroute.state.fallback_calls import quietly
+from stickyroute.state.fallback_deliveries import FallbackDeliveryLog
 from stickyroute.state.health import BackendHealth
 
 __all__ = ["FallbackDeliverySteps"]
@@ -26,23 +27,29 @@ class FallbackDeliverySteps:
         self._shared_keys: set[DeliveryKey] = set()
 
     async def begin(self, key: DeliveryKey, conversation: ConversationKey, now: float, *, hold: bool) -> Begun:
+        """Raises DeliveryUnconfirmed as `FallbackDeliveryLog.claim` does (a late reply while the
+        backend is up, or an outage with `when_unavailable = "refuse"`)."""
+        failure: StateUnavailable | None = None
         if self.health.up:
             try:
                 begun = await self.shared.begin(key, conversation, now, hold=hold)
             except StateUnavailable as exc:
                 self.health.failed(exc)
+                failure = exc
             else:
                 if begun.lease is not None:
                     self._shared_keys.add(key)
                 return begun
+        refused = self.deliveries._unconfirmed("claim", failure)
+        if refused is not None:
+            raise refused from failure
         begun = await self.local.begin(key, conversation, now, hold=hold)
-        self.deliveries._note(key, begun.claim)
-        return begun
+        return Begun(self.deliveries._note(key, begun.claim), begun.lease)
 
     async def note(self, key: DeliveryKey, lease: Lease, writes: Writes, memo: DecisionMemo, now: float) -> None:
         if key in self._shared_keys:
             self._shared_keys.discard(key)
-            await _quietly(self.health, lambda: self.shared.note(key, lease, writes, memo, now), always=True)
+            await quietly(self.health, "note", lambda: self.shared.note(key, lease, writes, memo, now), always=True)
             return
         await self.local.note(key, lease, writes, memo, now)
 
@@ -50,8 +57,8 @@ class FallbackDeliverySteps:
                      memo: DecisionMemo | None, now: float, *, keep: bool = False) -> None:
         if key in self._shared_keys:
             self._shared_keys.discard(key)
-            await _quietly(self.health, lambda: self.shared.finish(key, lease, writes, reply, memo, now, keep=keep),
-                           always=True)
+            await quietly(self.health, "finish",
+                          lambda: self.shared.finish(key, lease, writes, reply, memo, now, keep=keep), always=True)
             return
         if not keep:
             self.deliveries._forget(key)

@@ -48,9 +48,9 @@ class RedisDeliverySteps:
             if hold:  # the script may have run before the error: give the conversation back
                 self.conversations.release_soon(names[2], lock_token)
             raise
-        claim = log.outcome(key, token, result[:3] if result[0] != b"first" else result[:2])
-        if claim.state is ClaimState.FIRST and len(result) > 2:
-            return Begun(claim, self.conversations.lease_from(conversation, lock_token, result[2], now))
+        claim = log.outcome(key, token, result[:3])
+        if claim.state is ClaimState.FIRST and len(result) > 3:
+            return Begun(claim, self.conversations.lease_from(conversation, lock_token, result[3], now))
         return Begun(claim)
 
     async def note(self, key: DeliveryKey, lease: Lease, writes: Writes, memo: DecisionMemo, now: float) -> None:
