@@ -85,7 +85,7 @@ async def test_a_noted_decision_is_the_retry_s_first_decision(backend: Backend) 
     await steps.note(key, begun.lease, Writes(store=ROUTE), MEMO, T0)
     await backend.deliveries.fail([key], None, T0 + 1, {key: MEMO})
     retry = await steps.begin(key, CONV, T0 + 2, hold=True)
-    assert (retry.claim, retry.lease) == (Claim(ClaimState.FIRST, memo=MEMO), None)  # no lock: the memo decides
+    assert (retry.claim, retry.lease) == (Claim(ClaimState.FIRST, memo=MEMO, attempt=2), None)  # the memo decides
 
 
 async def test_a_renewed_claim_outlives_its_lease_and_a_dead_holder_s_frees_within_one() -> None:
