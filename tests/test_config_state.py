@@ -57,12 +57,42 @@ def test_a_full_redis_table_with_an_environment_url(tmp_path: Path) -> None:
         ("op_timeout_ms = 0", "state.op_timeout_ms: must be > 0, got 0"),
         ('url = "${NO_SUCH_VAR}"', "state.url: environment variable NO_SUCH_VAR is not set"),
         ("op_timeout = 5", 'state.op_timeout: unknown key (did you mean "op_timeout_ms"?)'),
+        ('mode = "ring"', 'state.mode: expected one of single, cluster, sentinel; got "ring"'),
+        ('mode = "sentinel"\nmaster = "mymaster"',
+         'state.sentinels: is required with mode = "sentinel" (the sentinels\' "host:port" addresses)'),
+        ('mode = "sentinel"\nsentinels = ["127.0.0.1:26379"]',
+         'state.master: is required with mode = "sentinel" (the master name the sentinels monitor)'),
+        ('mode = "sentinel"\nmaster = "m"\nsentinels = []',
+         'state.sentinels: is required with mode = "sentinel" (the sentinels\' "host:port" addresses)'),
+        ('mode = "sentinel"\nmaster = "m"\nsentinels = ["127.0.0.1:26379", "sentinel-b"]',
+         'state.sentinels[1]: expected "host:port", got "sentinel-b"'),
+        ('mode = "sentinel"\nmaster = "m"\nsentinels = ["127.0.0.1:0"]',
+         'state.sentinels[0]: port must be between 1 and 65535, got "127.0.0.1:0"'),
+        ('mode = "sentinel"\nmaster = "m"\nsentinels = ["127.0.0.1:26379"]\nurl = "unix:///run/redis.sock"',
+         'state.url: mode = "sentinel" needs a redis:// or rediss:// URL (unix sockets are not discovered by '
+         "Sentinel)"),
+        ('sentinels = ["127.0.0.1:26379"]', 'state.sentinels: only used with mode = "sentinel" (mode is "single")'),
+        ('mode = "cluster"\nmaster = "m"', 'state.master: only used with mode = "sentinel" (mode is "cluster")'),
+        ('mode = "cluster"\nurl = "unix:///run/redis.sock"',
+         'state.url: mode = "cluster" needs a redis:// or rediss:// URL (Redis Cluster has no unix sockets)'),
+        ('mode = "cluster"\nurl = "redis://127.0.0.1:7000/2"',
+         "state.url: Redis Cluster has only database 0, got /2"),
     ],
 )
 def test_state_errors_name_file_key_and_problem(tmp_path: Path, state: str, message: str) -> None:
     path = write(tmp_path, state)
     _config, problems = check_config(path, env={})
     assert [str(p) for p in problems if not p.warning] == [f"{path}: {message}"]
+
+
+def test_cluster_and_sentinel_tables(tmp_path: Path) -> None:
+    cluster = load_config(write(tmp_path, 'backend = "redis"\nmode = "cluster"\nurl = "redis://10.0.0.5:7000/0"\n'))
+    sentinel = load_config(write(tmp_path, 'backend = "redis"\nmode = "sentinel"\nurl = "redis://:pw@ignored/3"\n'
+                                           'sentinels = ["127.0.0.1:26379", "[::1]:26380"]\nmaster = "mymaster"\n'))
+    assert (cluster.state.mode, cluster.state.sentinels, cluster.state.master, StateSettings().mode) == (
+        "cluster", (), "", "single")
+    assert (sentinel.state.mode, sentinel.state.sentinels, sentinel.state.master) == (
+        "sentinel", ("127.0.0.1:26379", "[::1]:26380"), "mymaster")
 
 
 def test_check_warns_with_the_exact_error_when_redis_does_not_answer(tmp_path: Path,
