@@ -22,8 +22,8 @@ import tempfile
 import time
 import uuid
 from collections.abc import Callable
-from typing import Any
 from pathlib import Path
+from typing import Any
 
 import pytest
 from redis import Redis

@@ -107,7 +107,8 @@ def _read_topology(table: Table, values: dict[str, object]) -> None:
         return
     parts = urlsplit(url)
     if parts.scheme == "unix":
-        why = "Redis Cluster has no unix sockets" if mode == "cluster" else "unix sockets are not discovered by Sentinel"
+        why = ("Redis Cluster has no unix sockets" if mode == "cluster"
+               else "unix sockets are not discovered by Sentinel")
         table.error("url", f'mode = "{mode}" needs a redis:// or rediss:// URL ({why})')
     elif mode == "cluster" and parts.path.strip("/") not in ("", "0"):
         table.error("url", f"Redis Cluster has only database 0, got {parts.path}")

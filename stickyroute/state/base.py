@@ -44,6 +44,11 @@ class StateUnavailable(StickyrouteError):
     error, e.g. redis' ConnectionError, is its `__cause__`). Callers fall back, never fail."""
 
 
+class SlotUnavailable(StateUnavailable):
+    """A Redis Cluster operation failed on the node of its keys' slot: the other slots may be
+    fine, so the backend is declared down only when no primary answers its ping."""
+
+
 @dataclass(frozen=True, slots=True)
 class ConversationLimits:
     """Per-channel bounds of conversation state: inactivity TTL (seconds) and how many routes."""

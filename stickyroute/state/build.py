@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
+from typing import Any
 
 from prometheus_client import CollectorRegistry
 
@@ -72,6 +73,11 @@ def claim_ttl_s(config: Config) -> float:
     return upstream.connect_timeout_s + upstream.timeout_s + config.classifier.timeout_s + CLAIM_MARGIN_S
 
 
+def topology_of(settings: StateSettings) -> dict[str, Any]:
+    """`RedisStore`'s keyword arguments for `[state] mode`, `sentinels` and `master`."""
+    return {"mode": settings.mode, "sentinels": settings.sentinels, "master": settings.master}
+
+
 def build_state(config: Config, registry: CollectorRegistry | None = None) -> StateBackends:
     """The backends of `config.state` (Redis is not contacted here: see `StateBackends.start`)."""
     limits = limits_for(config)
@@ -92,7 +98,7 @@ def build_state(config: Config, registry: CollectorRegistry | None = None) -> St
         RedisSwitchBudget,
     )
 
-    store = RedisStore(settings.url, settings.key_prefix, settings.op_timeout_s)
+    store = RedisStore(settings.url, settings.key_prefix, settings.op_timeout_s, **topology_of(settings))
     health = BackendHealth("redis", store.url, store.ping, registry)
     return StateBackends(
         FallbackConversationState(RedisConversationState(store, limits, recent, lock_ttl_s(config)), memory[0], health),
@@ -110,7 +116,8 @@ def probe(settings: StateSettings) -> str | None:
     from stickyroute.state.redis import RedisStore
 
     async def ping() -> str | None:
-        store = RedisStore(settings.url, settings.key_prefix, max(settings.op_timeout_s, PROBE_TIMEOUT_S))
+        store = RedisStore(settings.url, settings.key_prefix, max(settings.op_timeout_s, PROBE_TIMEOUT_S),
+                           **topology_of(settings))
         try:
             await store.ping()
         except StateUnavailable as exc:

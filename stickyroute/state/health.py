@@ -19,7 +19,7 @@ from collections.abc import Awaitable, Callable
 
 from prometheus_client import CollectorRegistry, Gauge
 
-from stickyroute.state.base import StateUnavailable
+from stickyroute.state.base import SlotUnavailable, StateUnavailable
 
 log = logging.getLogger("stickyroute.state")
 
@@ -56,10 +56,12 @@ class BackendHealth:
 
     def failed(self, exc: StateUnavailable) -> None:
         """An operation failed: degrade (one warning line) and start pinging until it answers;
-        a slow one (its cause a TimeoutError) only when a probe ping fails too."""
+        a slow one (its cause a TimeoutError) or one cluster slot's (SlotUnavailable) only when a
+        probe ping fails too."""
         if not self.up:
             return
-        if isinstance(exc.__cause__, TimeoutError) and self._ping is not None:  # asyncio's or redis-py's
+        partial = isinstance(exc, SlotUnavailable) or isinstance(exc.__cause__, TimeoutError)  # asyncio's or redis-py's
+        if partial and self._ping is not None:
             if self._probe is None or self._probe.done():
                 self._probe = asyncio.get_running_loop().create_task(self._probe_after(exc))
             return

@@ -14,6 +14,12 @@ still its own script, atomic on its own keys; the batch adds no atomicity and no
 callers. A connection whose command was cut by a timeout is dropped by redis-py (never reused
 half-read). One retry without back-off covers a pooled connection that a Redis restart closed;
 the deadline bounds it.
+
+On a Redis Cluster (`mode = "cluster"`, topology.py) each call goes alone to its slot's node
+with its own deadline, so a failed node delays and fails only the calls of its slots (raised as
+`SlotUnavailable`); the views SCAN every primary. Every error redis-py raises, including the
+AttributeError or KeyError its cluster client may raise while its slot map changes under a
+failover, is translated (`is_redis_failure`): Redis never causes a 500.
 """
 
 from __future__ import annotations
@@ -24,10 +30,8 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import hiredis
-from redis.asyncio import Redis
+from redis.asyncio import Redis, RedisCluster
 from redis.asyncio.connection import AbstractConnection, Connection, SSLConnection, UnixDomainSocketConnection
-from redis.asyncio.retry import Retry
-from redis.backoff import NoBackoff
 from redis.exceptions import (
     ChildDeadlockedError,
     IncorrectPolicyType,
@@ -36,7 +40,8 @@ from redis.exceptions import (
     RedisError,
 )
 
-from stickyroute.state.base import StateUnavailable
+from stickyroute.state.base import SlotUnavailable, StateUnavailable
+from stickyroute.state.redis import topology
 from stickyroute.state.redis.keys import KeyLayout
 
 Call = tuple[str, Sequence[str], Sequence[Any]]
@@ -99,15 +104,36 @@ def describe(exc: BaseException, op_timeout_s: float) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
-def translate(exc: BaseException, what: str, op_timeout_s: float) -> StateUnavailable:
-    """The StateUnavailable for a foreign error of operation `what` (raise it `from exc`)."""
-    return StateUnavailable(f"redis {what}: {describe(exc, op_timeout_s)}")
+def translate(exc: BaseException, what: str, op_timeout_s: float, *, slot: bool = False) -> StateUnavailable:
+    """The StateUnavailable for a foreign error of operation `what` (raise it `from exc`);
+    `slot`: the operation touched one cluster slot (a SlotUnavailable, see topology.py)."""
+    kind = SlotUnavailable if slot else StateUnavailable
+    return kind(f"redis {what}: {describe(exc, op_timeout_s)}")
 
 
 FOREIGN_ERRORS = (RedisError, RedisClusterException, ChildDeadlockedError, IncorrectPolicyType, OSError,
                   TimeoutError)
 """What a Redis operation may raise besides cancellation (all translated; a test walks
 redis.exceptions so a new redis-py error class cannot slip through)."""
+
+CLIENT_SLIPS = (AttributeError, KeyError, IndexError, TypeError, ValueError)
+"""Errors that are not redis-py's exception classes but that its cluster client raises from its
+own code while the slot map changes under it (e.g. `'NoneType' object has no attribute ...` on
+a node that a failover just removed): translated when raised inside redis-py, never ours."""
+
+
+def is_redis_failure(exc: BaseException) -> bool:
+    """True for every error a Redis operation may raise: redis-py's classes, OS and timeout
+    errors, and `CLIENT_SLIPS` raised from inside the `redis` package."""
+    if isinstance(exc, FOREIGN_ERRORS):
+        return True
+    if not isinstance(exc, CLIENT_SLIPS):
+        return False
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    module = "" if tb is None else str(tb.tb_frame.f_globals.get("__name__", ""))
+    return module == "redis" or module.startswith(("redis.", "hiredis"))
 
 
 class RedisStore:
@@ -118,17 +144,19 @@ class RedisStore:
     """
 
     def __init__(self, url: str, prefix: str = "stickyroute:", op_timeout_s: float = 0.05,
-                 client: Redis | None = None) -> None:
-        self.url = masked(url)
+                 client: Redis | RedisCluster | None = None, *, mode: str = "single", sentinels: Sequence[str] = (),
+                 master: str = "") -> None:
+        self.url = masked(url) if mode != "sentinel" else f"sentinel master {master!r} via {', '.join(sentinels)}"
         self.keys = KeyLayout(prefix)
         self.op_timeout_s = op_timeout_s
         self.margin_ms = 1000
         if client is None:
-            client = Redis.from_url(url, retry=Retry(NoBackoff(), 1), socket_connect_timeout=max(op_timeout_s, 1.0),
-                                    health_check_interval=0)
-            pool = client.connection_pool  # the scheme chose the class (tcp, tls, unix): the same, packed in C
-            pool.connection_class = _PACKED.get(pool.connection_class, pool.connection_class)
-        self.client = client
+            client = topology.connect(url, mode, sentinels, master, op_timeout_s)
+            if isinstance(client, Redis) and mode == "single":
+                pool = client.connection_pool  # the scheme chose the class (tcp, tls, unix): the same, packed in C
+                pool.connection_class = _PACKED.get(pool.connection_class, pool.connection_class)
+        self.client: Any = client
+        self.cluster = isinstance(client, RedisCluster)
         self._sha: dict[str, str] = {}
         self._pending: list[_Queued] = []
         self._batches: set[asyncio.Task[None]] = set()
@@ -144,9 +172,11 @@ class RedisStore:
 
     def _flush(self) -> None:
         batch, self._pending = self._pending, []
-        task = asyncio.get_running_loop().create_task(self._send(batch))
-        self._batches.add(task)
-        task.add_done_callback(self._batches.discard)
+        loop = asyncio.get_running_loop()
+        for part in ([q] for q in batch) if self.cluster else [batch]:  # cluster: each call to its node alone
+            task = loop.create_task(self._send(part))
+            self._batches.add(task)
+            task.add_done_callback(self._batches.discard)
 
     async def _send(self, batch: list[_Queued]) -> None:
         """Send one batch: a single EVALSHA, or one pipeline; NOSCRIPT (a restarted Redis) loads
@@ -154,7 +184,8 @@ class RedisStore:
         try:
             async with asyncio.timeout(self.op_timeout_s):  # one deadline for the batch's callers
                 for source in {q[0] for q in batch} - self._sha.keys():
-                    self._sha[source] = await self.client.script_load(source)
+                    self._sha[source] = (topology.script_sha(source) if self.cluster
+                                         else await self.client.script_load(source))
                 results = await self._execute(batch)
                 if any(isinstance(r, NoScriptError) for r in results):
                     for source in {q[0] for q in batch}:
@@ -176,6 +207,9 @@ class RedisStore:
                 future.set_result(result)
 
     async def _execute(self, batch: list[_Queued]) -> list[Any]:
+        if self.cluster:
+            source, keys, args, _future = batch[0]
+            return [await topology.evalsha_or_eval(self.client, self._sha[source], source, keys, args)]
         if len(batch) == 1:
             source, keys, args, _future = batch[0]
             try:
@@ -192,24 +226,32 @@ class RedisStore:
         (the batch's deadline is `op_timeout_s` from its start)."""
         try:
             return await self._submit(source, keys, args)
-        except FOREIGN_ERRORS as exc:
-            raise translate(exc, what, self.op_timeout_s) from exc
+        except Exception as exc:
+            if not is_redis_failure(exc):
+                raise
+            raise translate(exc, what, self.op_timeout_s, slot=self.cluster) from exc
 
     async def run_many(self, what: str, calls: Sequence[Call]) -> list[Any]:
         """Several script calls in one round trip; results in order."""
         futures = [self._submit(*call) for call in calls]
         try:
             return [await future for future in futures]
-        except FOREIGN_ERRORS as exc:
-            for future in futures:  # the batch failed as a whole: the others hold the same error
+        except Exception as exc:
+            for future in futures:  # the batch failed as a whole (or, on a cluster, a node): retrieve them all
                 if future.done() and not future.cancelled():
                     future.exception()
-            raise translate(exc, what, self.op_timeout_s) from exc
+            if not is_redis_failure(exc):
+                raise
+            raise translate(exc, what, self.op_timeout_s, slot=self.cluster) from exc
 
     async def scan_fields(self, what: str, pattern: str, fields: Sequence[str]
                           ) -> AsyncIterator[tuple[bytes | str, list[Any]]]:
         """HMGET `fields` of every key matching `pattern`: (key name, its values) per key, a SCAN
         and a pipeline per `SCAN_BATCH` keys, each bounded by the op timeout."""
+        if self.cluster:
+            async for found in self._scan_cluster(what, pattern, fields):
+                yield found
+            return
         cursor: int = 0
         while True:
             try:
@@ -219,12 +261,33 @@ class RedisStore:
                     for name in names:
                         pipe.hmget(name, list(fields))
                     rows = await pipe.execute() if names else []
-            except FOREIGN_ERRORS as exc:
+            except Exception as exc:
+                if not is_redis_failure(exc):
+                    raise
                 raise translate(exc, what, self.op_timeout_s) from exc
             for name, row in zip(names, rows, strict=True):
                 yield name, row
             if cursor == 0:
                 return
+
+    async def _scan_cluster(self, what: str, pattern: str, fields: Sequence[str]
+                            ) -> AsyncIterator[tuple[bytes | str, list[Any]]]:
+        """`scan_fields` on every primary of the cluster, each step bounded by the op timeout."""
+        scan = aiter(topology.scan_primaries(self.client, pattern, fields, SCAN_BATCH))
+        try:
+            while True:
+                try:
+                    async with asyncio.timeout(self.op_timeout_s):
+                        found = await anext(scan)
+                except StopAsyncIteration:
+                    return
+                except Exception as exc:
+                    if not is_redis_failure(exc):
+                        raise
+                    raise translate(exc, what, self.op_timeout_s, slot=True) from exc
+                yield found
+        finally:
+            await scan.aclose()  # type: ignore[attr-defined]
 
     async def ping(self, timeout_s: float | None = None) -> None:
         """Raise StateUnavailable unless Redis answers PING within `timeout_s` (default: the op
@@ -232,8 +295,13 @@ class RedisStore:
         limit = self.op_timeout_s if timeout_s is None else timeout_s
         try:
             async with asyncio.timeout(limit):
-                await self.client.ping()
-        except FOREIGN_ERRORS as exc:
+                if self.cluster:
+                    await topology.ping_any_primary(self.client)
+                else:
+                    await self.client.ping()
+        except Exception as exc:
+            if not is_redis_failure(exc):
+                raise
             raise translate(exc, "ping", limit) from exc
 
     async def aclose(self) -> None:

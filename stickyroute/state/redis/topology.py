@@ -1,0 +1,116 @@
+"""How one process reaches Redis, per `[state] mode`: one server, a Redis Cluster, or the master
+behind Sentinel. Everything that differs between them lives here; `RedisStore` asks.
+
+    client = connect(url, mode, sentinels, master, op_timeout_s)   Redis | RedisCluster (not contacted)
+    await evalsha_or_eval(cluster, sha, source, keys, args)        one script call on its slot's node
+    async for name, row in scan_primaries(cluster, pattern, fields, batch): ...   SCAN per primary
+    await ping_any_primary(cluster)                                 up while one primary answers
+
+single    redis-py's `Redis` on `url` (its scheme chooses TCP, TLS or a unix socket).
+cluster   redis-py's asyncio `RedisCluster` seeded by `url`: it discovers the other nodes, follows
+          MOVED and ASK and, after a failover, refreshes its slot map on the next command. Its
+          pipeline refuses `.evalsha`, so each script is one `execute_command("EVALSHA", ...)`
+          routed by its keys (every script's keys share one hash tag: one slot). A script the node
+          does not know (a promoted replica, a restarted node) runs once as EVAL, which caches it
+          there: NOSCRIPT is handled per node, with no SCRIPT LOAD to every primary.
+sentinel  redis-py's asyncio `Sentinel`: every new connection asks the sentinels where the master
+          named `master` is; a connection to a demoted or dead master fails and the next one goes
+          to the promoted replica. `url` gives the master's scheme, password and database.
+
+A cluster node that fails degrades only the keys of its slots: their operations raise
+`SlotUnavailable` (the backend stays up while one primary answers PING), the others go on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
+from urllib.parse import urlsplit
+
+from redis.asyncio import Redis, RedisCluster
+from redis.asyncio.connection import SSLConnection, parse_url
+from redis.asyncio.retry import Retry
+from redis.asyncio.sentinel import Sentinel
+from redis.backoff import NoBackoff
+from redis.exceptions import NoScriptError
+
+MODES = ("single", "cluster", "sentinel")
+CLUSTER_RETRIES = 3
+"""Attempts redis-py's cluster client makes after a connection error, CLUSTERDOWN or an uncovered
+slot (refreshing its slot map in between), all within one operation's deadline."""
+
+
+def script_sha(source: str) -> str:
+    """The SHA1 Redis names `source` by (EVALSHA's argument), computed here."""
+    return hashlib.sha1(source.encode()).hexdigest()
+
+
+def address(text: str) -> tuple[str, int]:
+    """A sentinel's "host:port" ("[::1]:26379" for IPv6) as (host, port)."""
+    parts = urlsplit(f"redis://{text}")
+    return parts.hostname or "", parts.port or 26379
+
+
+def connect(url: str, mode: str = "single", sentinels: Sequence[str] = (), master: str = "",
+            op_timeout_s: float = 0.05) -> Redis | RedisCluster:
+    """The redis-py client of `mode` (nothing is contacted yet). One retry without back-off covers
+    a pooled connection that a restart closed; connecting waits at most max(op timeout, 1 s)."""
+    connect_s = max(op_timeout_s, 1.0)
+    if mode == "cluster":
+        return RedisCluster.from_url(url, require_full_coverage=False, socket_connect_timeout=connect_s,
+                                     retry=Retry(NoBackoff(), CLUSTER_RETRIES), health_check_interval=0)
+    if mode == "sentinel":
+        options: dict[str, Any] = {k: v for k, v in parse_url(url).items() if k not in ("host", "port")}
+        if options.pop("connection_class", None) is SSLConnection:
+            options["ssl"] = True
+        manager = Sentinel([address(a) for a in sentinels], socket_connect_timeout=connect_s)  # type: ignore[no-untyped-call]
+        client: Redis = manager.master_for(master, retry=Retry(NoBackoff(), 1), socket_connect_timeout=connect_s,
+                                           health_check_interval=0, **options)
+        return client
+    return Redis.from_url(url, retry=Retry(NoBackoff(), 1), socket_connect_timeout=connect_s,
+                          health_check_interval=0)
+
+
+async def evalsha_or_eval(cluster: RedisCluster, sha: str, source: str, keys: Sequence[str],
+                          args: Sequence[Any]) -> Any:
+    """One script call on the node of its keys' slot; NOSCRIPT there: EVAL (caches it there)."""
+    try:
+        return await cluster.execute_command("EVALSHA", sha, len(keys), *keys, *args)
+    except NoScriptError:
+        return await cluster.execute_command("EVAL", source, len(keys), *keys, *args)
+
+
+async def scan_primaries(cluster: RedisCluster, pattern: str, fields: Sequence[str], batch: int
+                         ) -> AsyncIterator[tuple[bytes | str, list[Any]]]:
+    """HMGET `fields` of every key matching `pattern` on every primary: SCAN each primary with
+    its own cursor, `batch` keys at a time, and read them in one pipeline to that node."""
+    await cluster.initialize()
+    for node in cluster.get_primaries():
+        cursor: int = 0
+        while True:
+            reply = await cluster.execute_command("SCAN", cursor, "MATCH", pattern, "COUNT", batch,
+                                                  target_nodes=node)
+            cursor, names = reply[node.name] if isinstance(reply, dict) else reply
+            cursor = int(cursor)
+            rows: list[Any] = []
+            if names:
+                pipe = cluster.pipeline(transaction=False)
+                for name in names:
+                    pipe.hmget(name, list(fields))
+                rows = list(await pipe.execute())
+            for name, row in zip(names, rows, strict=True):
+                yield name, row
+            if cursor == 0:
+                break
+
+
+async def ping_any_primary(cluster: RedisCluster) -> None:
+    """Return when one primary answers PING; raise the first error when none does."""
+    await cluster.initialize()
+    replies = await asyncio.gather(*(cluster.execute_command("PING", target_nodes=node)
+                                     for node in cluster.get_primaries()), return_exceptions=True)
+    errors = [r for r in replies if isinstance(r, BaseException)]
+    if errors and len(errors) == len(replies):
+        raise errors[0]
