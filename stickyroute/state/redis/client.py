@@ -305,6 +305,6 @@ class RedisStore:
             raise translate(exc, "ping", limit) from exc
 
     async def aclose(self) -> None:
-        """Close the pool's connections."""
-        await self.client.aclose()
+        """Close the pool's connections (and a Sentinel set-up's connections to the sentinels)."""
+        await topology.close(self.client)
 

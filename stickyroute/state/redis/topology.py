@@ -92,8 +92,8 @@ async def scan_primaries(cluster: RedisCluster, pattern: str, fields: Sequence[s
         while True:
             reply = await cluster.execute_command("SCAN", cursor, "MATCH", pattern, "COUNT", batch,
                                                   target_nodes=node)
-            cursor, names = reply[node.name] if isinstance(reply, dict) else reply
-            cursor = int(cursor)
+            cursors, names = reply  # redis-py's cluster reply: ({node name: next cursor}, names)
+            cursor = int(cursors[node.name] if isinstance(cursors, dict) else cursors)
             rows: list[Any] = []
             if names:
                 pipe = cluster.pipeline(transaction=False)
@@ -104,6 +104,14 @@ async def scan_primaries(cluster: RedisCluster, pattern: str, fields: Sequence[s
                 yield name, row
             if cursor == 0:
                 break
+
+
+async def close(client: Redis | RedisCluster) -> None:
+    """Close `client`'s connections, and on Sentinel the connections to the sentinels too."""
+    await client.aclose()
+    manager = getattr(getattr(client, "connection_pool", None), "sentinel_manager", None)
+    for sentinel in getattr(manager, "sentinels", ()):
+        await sentinel.aclose()
 
 
 async def ping_any_primary(cluster: RedisCluster) -> None:
