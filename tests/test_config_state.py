@@ -10,7 +10,7 @@ import pytest
 from stickyroute.cli.main import main
 from stickyroute.config import check_config, load_config
 from stickyroute.config.model import StateSettings
-from tests.redis_server import free_port, require_redis
+from tests.redis_server import OwnCluster, OwnSentinel, free_port, require_redis
 
 BASE = """
 [agents.coder]
@@ -121,3 +121,34 @@ def test_serve_refuses_several_workers_on_the_memory_backend(tmp_path: Path,
         f'{path}: state.backend: --workers 2 needs backend = "redis": with "memory" every worker process keeps its '
         "own routes and delivery log, so a conversation would change agent from one message to the next and a "
         "platform retry reaching another worker would be forwarded twice"]
+
+
+def test_check_pings_every_primary_of_a_cluster(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with OwnCluster() as cluster:
+        path = write(tmp_path, f'backend = "redis"\nmode = "cluster"\nurl = "{cluster.url}"\n')
+        healthy = main(["check", path]), capsys.readouterr().out.splitlines()
+        silent = next(port for port in cluster.primaries() if port != cluster.ports[0])  # the seed stays
+        cluster.kill(silent)
+        degraded = main(["check", path]), capsys.readouterr().out.splitlines()
+    assert healthy == (0, ["ok: 1 agent, 1 channel"])
+    assert degraded == (0, [
+        f"warning: {path}: state.url: Redis Cluster at {cluster.url}: primary 127.0.0.1:{silent} does not answer "
+        f"(ConnectionError: Error 111 connecting to 127.0.0.1:{silent}. Connect call failed ('127.0.0.1', {silent}).)"
+        "; the keys of its slots fail (and fall back to per-process memory) until a replica takes over",
+        "ok: 1 agent, 1 channel"])
+
+
+def test_check_asks_the_sentinels_for_the_master_and_pings_it(tmp_path: Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    with OwnSentinel() as setup:
+        state = (f'backend = "redis"\nmode = "sentinel"\nsentinels = ["{setup.sentinels[0]}"]\n'
+                 f'master = "{setup.master}"\n')
+        found = main(["check", write(tmp_path, state)]), capsys.readouterr().out.splitlines()
+        path = write(tmp_path, state.replace(setup.master, "nobody"))
+        unknown = main(["check", path]), capsys.readouterr().out.splitlines()
+    assert found == (0, ["ok: 1 agent, 1 channel"])
+    assert unknown == (0, [
+        f"warning: {path}: state.sentinels: cannot reach Redis at sentinel master 'nobody' via {setup.sentinels[0]} "
+        "(redis ping: MasterNotFoundError: No master found for 'nobody'); the proxy would start on its "
+        "per-process memory fallback and switch to Redis when it answers",
+        "ok: 1 agent, 1 channel"])

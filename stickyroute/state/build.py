@@ -5,7 +5,8 @@
     state.conversations / state.deliveries / state.budget / state.switches / state.health
     await state.aclose()
 
-    probe(config.state) -> None | "cannot reach Redis at ...: <exact error>"   (sync, for `check`)
+    probe(config.state) -> None | "cannot reach Redis at ...: <exact error>"   (sync, for `check`;
+                                                  cluster: each primary; sentinel: the master they name)
 
 Lock and claim lifetimes come from the config: a decision may hold its conversation for the
 classifier's `timeout_s` plus `LOCK_MARGIN_S`; an attempt holds its delivery for the upstream's
@@ -110,7 +111,8 @@ def build_state(config: Config, registry: CollectorRegistry | None = None) -> St
 
 def probe(settings: StateSettings) -> str | None:
     """None when the configured Redis answers PING (or the backend is memory), else what failed,
-    with the exact error. Runs its own event loop: for the `check` command, not inside a loop."""
+    with the exact error: on a cluster every primary is pinged (and a silent one named), on
+    Sentinel the master the sentinels name. Runs its own event loop: for the `check` command, not inside a loop."""
     if not settings.shared:
         return None
     from stickyroute.state.redis import RedisStore
@@ -120,11 +122,15 @@ def probe(settings: StateSettings) -> str | None:
                            **topology_of(settings))
         try:
             await store.ping()
+            silent = await store.silent_primaries()
         except StateUnavailable as exc:
             return (f"cannot reach Redis at {store.url} ({exc}); the proxy would start on its per-process "
                     "memory fallback and switch to Redis when it answers")
         finally:
             await store.aclose()
+        if silent:
+            return (f"Redis Cluster at {store.url}: {'; '.join(silent)}; the keys of its slots fail (and fall back "
+                    "to per-process memory) until a replica takes over")
         return None
 
     return asyncio.run(ping())

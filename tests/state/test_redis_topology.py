@@ -185,3 +185,40 @@ async def test_sentinel_the_store_follows_the_promoted_replica_and_keeps_replica
         await state.aclose()
     assert store.url == f"sentinel master 'stickyroute-test' via {setup.sentinels[0]}"
     assert [r.agent if r else None for r in kept] == [route(i).agent for i in range(N + 1)]
+
+
+def _every_redis_py_exception() -> list[type[BaseException]]:
+    """Every exception class defined anywhere in redis-py (its cluster and sentinel modules
+    imported), and every subclass of RedisError wherever it is defined."""
+    import importlib
+    import inspect
+    import pkgutil
+    import sys
+
+    import redis
+
+    for info in pkgutil.walk_packages(redis.__path__, "redis."):
+        try:
+            importlib.import_module(info.name)
+        except ImportError:  # optional extras (e.g. OCSP without cryptography)
+            continue
+    found: set[type[BaseException]] = set()
+    for name, module in list(sys.modules.items()):
+        if name == "redis" or name.startswith("redis."):
+            found |= {c for _, c in inspect.getmembers(module, inspect.isclass)
+                      if issubclass(c, BaseException) and c.__module__.startswith("redis")}
+    pending = [redis.exceptions.RedisError]
+    while pending:
+        cls = pending.pop()
+        found.add(cls)
+        pending += cls.__subclasses__()
+    return sorted(found, key=lambda c: f"{c.__module__}.{c.__qualname__}")
+
+
+@pytest.mark.parametrize("error", _every_redis_py_exception(), ids=lambda c: f"{c.__module__}.{c.__qualname__}")
+def test_every_exception_redis_py_defines_is_translated(error: type[BaseException]) -> None:
+    try:
+        instance = error("3999 127.0.0.1:7001")  # MovedError and AskError parse "slot host:port"
+    except TypeError:
+        instance = error.__new__(error)
+    assert is_redis_failure(instance)

@@ -123,9 +123,10 @@ a node that a failover just removed): translated when raised inside redis-py, ne
 
 
 def is_redis_failure(exc: BaseException) -> bool:
-    """True for every error a Redis operation may raise: redis-py's classes, OS and timeout
-    errors, and `CLIENT_SLIPS` raised from inside the `redis` package."""
-    if isinstance(exc, FOREIGN_ERRORS):
+    """True for every error a Redis operation may raise: every exception class redis-py defines
+    (in any of its modules), OS and timeout errors, and `CLIENT_SLIPS` raised from inside the
+    `redis` package."""
+    if isinstance(exc, FOREIGN_ERRORS) or any(c.__module__.startswith("redis.") for c in type(exc).__mro__):
         return True
     if not isinstance(exc, CLIENT_SLIPS):
         return False
@@ -303,6 +304,19 @@ class RedisStore:
             if not is_redis_failure(exc):
                 raise
             raise translate(exc, "ping", limit) from exc
+
+    async def silent_primaries(self) -> list[str]:
+        """On a cluster, "primary host:port: <exact error>" per primary that does not answer PING
+        within the op timeout (empty: all do, or not a cluster). For `stickyroute check`."""
+        if not self.cluster:
+            return []
+        try:
+            async with asyncio.timeout(self.op_timeout_s):
+                return await topology.silent_primaries(self.client)
+        except Exception as exc:
+            if not is_redis_failure(exc):
+                raise
+            raise translate(exc, "ping", self.op_timeout_s) from exc
 
     async def aclose(self) -> None:
         """Close the pool's connections (and a Sentinel set-up's connections to the sentinels)."""

@@ -109,9 +109,22 @@ async def scan_primaries(cluster: RedisCluster, pattern: str, fields: Sequence[s
 async def close(client: Redis | RedisCluster) -> None:
     """Close `client`'s connections, and on Sentinel the connections to the sentinels too."""
     await client.aclose()
+    if isinstance(client, RedisCluster):  # its aclose() does nothing while a failed node flags a slot-map refresh
+        await client.nodes_manager.aclose()
+        await client.nodes_manager.aclose("startup_nodes")
     manager = getattr(getattr(client, "connection_pool", None), "sentinel_manager", None)
     for sentinel in getattr(manager, "sentinels", ()):
         await sentinel.aclose()
+
+
+async def silent_primaries(cluster: RedisCluster) -> list[str]:
+    """"primary host:port: <exact error>" for each primary that does not answer PING."""
+    await cluster.initialize()
+    primaries = cluster.get_primaries()
+    replies = await asyncio.gather(*(cluster.execute_command("PING", target_nodes=node) for node in primaries),
+                                   return_exceptions=True)
+    return [f"primary {node.name} does not answer ({type(r).__name__}: {r})"
+            for node, r in zip(primaries, replies, strict=True) if isinstance(r, BaseException)]
 
 
 async def ping_any_primary(cluster: RedisCluster) -> None:
