@@ -1,0 +1,152 @@
+"""Two real proxy processes on a real Redis Cluster (3 primaries + 3 replicas, started by the
+test, tests/redis_server.py) route as one memory process does, and a killed primary affects only
+the conversations of its slots.
+
+The per-operation timeout is 1 s here (as in test_replicas.py): on a loaded 2-core machine a slow
+answer must not count as an outage. Nothing waits on a sleep: each phase polls a condition with a
+bound.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import Callable
+from pathlib import Path
+
+import aiohttp
+import httpx
+from redis import Redis
+from redis.crc import key_slot
+
+from stickyroute import clock
+from stickyroute.core.route import ConversationKey, Route
+from stickyroute.replay.corpus import Conversation, load_agents, load_corpus
+from stickyroute.state.base import ConversationLimits
+from stickyroute.state.redis import KeyLayout, RedisConversationState, RedisStore
+from tests.proxy.harness import telegram_text
+from tests.proxy.processes import HEADERS, ProxyProcess, RecordingAgent, write_replica_config
+from tests.proxy.test_replicas import AGENTS, CONVERSATIONS, CORPUS, GUARD_S, PARALLEL, decisions, replay
+from tests.redis_server import OwnCluster
+
+PREFIX = "sr-cluster:"
+FOLLOW_UP = "ok, thanks"
+"""A follow-up with no keyword: it stays on the conversation's route (sticky)."""
+FOLLOW_UP_IDS = 900_000_000
+DEGRADED = "serving on the per-process memory fallback"
+
+
+def cluster_state(url: str) -> str:
+    return f'backend = "redis"\nmode = "cluster"\nurl = "{url}"\nkey_prefix = "{PREFIX}"\nop_timeout_ms = 1000'
+
+
+def user(i: int) -> int:
+    return 10_000 + i
+
+
+def conversation(i: int) -> ConversationKey:
+    return ConversationKey("telegram", str(user(i)), None, str(user(i)))
+
+
+async def follow_ups(count: int, targets: list[str], seed: int = 5) -> dict[int, int]:
+    """One FOLLOW_UP per conversation, each to a random target, PARALLEL at once: status per
+    conversation (update id FOLLOW_UP_IDS + i)."""
+    rng = random.Random(seed)
+    plan = [(i, rng.choice(targets)) for i in range(count)]
+    gate = asyncio.Semaphore(PARALLEL)
+    statuses: dict[int, int] = {}
+
+    async def one(i: int, target: str, client: aiohttp.ClientSession) -> None:
+        async with gate, client.post(target + "/tg", data=telegram_text(FOLLOW_UP_IDS + i, FOLLOW_UP, user=user(i)),
+                                     headers=HEADERS) as response:
+            statuses[i] = response.status
+
+    async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=GUARD_S)) as client:
+        await asyncio.wait_for(asyncio.gather(*(one(i, t, client) for i, t in plan)), GUARD_S * 4)
+    return statuses
+
+
+def routes_count(proxy: ProxyProcess) -> int:
+    return proxy.stats()["routes"]["telegram"]  # type: ignore[index,no-any-return]
+
+
+async def read_routes(url: str, count: int) -> dict[int, str | None]:
+    """The agent of every conversation's route as the cluster holds it."""
+    state = RedisConversationState(RedisStore(url, PREFIX, 2.0, mode="cluster"),
+                                   {"telegram": ConversationLimits(30 * 24 * 3600.0, 1_000_000)})
+    now = clock.now()
+    try:
+        found: list[Route | None] = [await state.get(conversation(i), now) for i in range(count)]
+    finally:
+        await state.aclose()
+    return {i: r.agent if r else None for i, r in enumerate(found)}
+
+
+def keys_per_primary(cluster: OwnCluster) -> dict[int, int]:
+    counts = {}
+    for port in cluster.primaries():
+        with Redis(port=port) as node:
+            counts[port] = sum(1 for _ in node.scan_iter(match=PREFIX + "c:*", count=1000))
+    return counts
+
+
+async def poll(condition: Callable[[], bool], what: str, limit_s: float = GUARD_S) -> None:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + limit_s
+    while loop.time() < deadline:
+        if await asyncio.to_thread(condition):
+            return
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"{what}: not within {limit_s:g} s")
+
+
+async def test_two_replicas_on_a_3_primary_cluster_route_as_one_process_and_a_killed_primary_affects_only_its_slots(
+        tmp_path: Path) -> None:
+    conversations: list[Conversation] = load_corpus(CORPUS, CONVERSATIONS)
+    agents = load_agents(AGENTS)
+    with RecordingAgent() as upstream:
+        memory = write_replica_config(tmp_path / "memory.toml", upstream.url, agents)
+        with ProxyProcess(memory) as one:
+            await replay(conversations, [one.url])
+            memory_routes = routes_count(one)
+            alone_follow_up_statuses = await follow_ups(CONVERSATIONS, [one.url])
+        alone = decisions(upstream)
+    with OwnCluster() as cluster, RecordingAgent() as upstream:
+        config = write_replica_config(tmp_path / "cluster.toml", upstream.url, agents, state=cluster_state(cluster.url))
+        with ProxyProcess(config) as a, ProxyProcess(config) as b:
+            sent = await replay(conversations, [a.url, b.url])
+            routed = decisions(upstream)
+            stats_before = (routes_count(a), routes_count(b))
+            per_primary = keys_per_primary(cluster)
+            before = await read_routes(cluster.url, CONVERSATIONS)
+            primaries = cluster.primaries()
+            victim = next(port for port in primaries if port != cluster.ports[0])
+            layout = KeyLayout(PREFIX)
+            slots = primaries[victim]
+            hit = {i for i in range(CONVERSATIONS)
+                   if any(lo <= key_slot(layout.conversation(conversation(i)).encode()) <= hi for lo, hi in slots)}
+            cluster.wait_replicated(victim)
+            cluster.kill(victim)
+            statuses = await follow_ups(CONVERSATIONS, [a.url, b.url])
+            ready = [httpx.get(p.admin + "/readyz", timeout=5.0).status_code for p in (a, b)]
+            await asyncio.to_thread(cluster.wait_promoted, victim, slots)
+            await poll(lambda: (routes_count(a), routes_count(b)) == (memory_routes, memory_routes),
+                       "/stats counts every route again")
+            after = await read_routes(cluster.url, CONVERSATIONS)
+            together = decisions(upstream)
+        logs = a.log.read_text() + b.log.read_text()
+    follow_up = {i: together[FOLLOW_UP_IDS + i] for i in range(CONVERSATIONS)}
+    alone_follow_up = {i: alone[FOLLOW_UP_IDS + i] for i in range(CONVERSATIONS)}
+    replayed = {u: d for u, d in routed.items() if u < FOLLOW_UP_IDS}
+    assert (sent, replayed == {u: d for u, d in alone.items() if u < FOLLOW_UP_IDS}) == (2228, True)
+    assert stats_before == (memory_routes, memory_routes) and memory_routes == sum(per_primary.values())
+    assert (len(per_primary), min(per_primary.values()) > 0) == (3, True)
+    assert before == {i: agent for i, (agent, _reason) in alone_follow_up.items()}  # a follow-up stays on the route
+    assert set(alone_follow_up_statuses.values()) == {200}
+    # the kill: no 5xx, no flap of the whole backend, the others' routes unchanged
+    assert (set(statuses.values()), ready, DEGRADED in logs) == ({200}, [200, 200], False)
+    assert 0 < len(hit) < CONVERSATIONS
+    assert {i: d for i, d in follow_up.items() if i not in hit} == {
+        i: d for i, d in alone_follow_up.items() if i not in hit}
+    # after the promotion the failed-over keys are back, every route as before
+    assert after == before
