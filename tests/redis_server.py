@@ -330,9 +330,20 @@ class OwnSentinel:
         self.servers.kill(self.primary)
 
     def wait_failover(self) -> None:
-        """Return once the sentinel names the replica as master and it accepts writes."""
-        _poll(lambda: self.master_port() == self.replica and _info(self.replica, "replication")["role"] == "master",
-              "the sentinel promoted the replica", HANG_GUARD_S * 3)
+        """Return once the sentinel names the replica as master, it accepts writes, and redis-py's
+        discovery (master flag set, neither subjectively nor objectively down) finds it there."""
+        from redis.sentinel import Sentinel
+
+        def discovered() -> bool:
+            manager = Sentinel([("127.0.0.1", self.sentinel)], socket_connect_timeout=0.5)
+            try:
+                return manager.discover_master(self.master) == ("127.0.0.1", self.replica)
+            finally:
+                for client in manager.sentinels:
+                    client.close()
+
+        _poll(lambda: self.master_port() == self.replica and _info(self.replica, "replication")["role"] == "master"
+              and discovered(), "the sentinel promoted the replica", HANG_GUARD_S * 3)
 
     def __enter__(self) -> OwnSentinel:
         try:

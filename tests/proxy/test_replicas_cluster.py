@@ -1,6 +1,7 @@
 """Two real proxy processes on a real Redis Cluster (3 primaries + 3 replicas, started by the
 test, tests/redis_server.py) route as one memory process does, and a killed primary affects only
-the conversations of its slots.
+the conversations of its slots; two on a Sentinel set-up (1 primary, 1 replica, 1 sentinel)
+follow the promoted replica with every route written before the failover.
 
 The per-operation timeout is 1 s here (as in test_replicas.py): on a loaded 2-core machine a slow
 answer must not count as an outage. Nothing waits on a sleep: each phase polls a condition with a
@@ -27,7 +28,7 @@ from stickyroute.state.redis import KeyLayout, RedisConversationState, RedisStor
 from tests.proxy.harness import telegram_text
 from tests.proxy.processes import HEADERS, ProxyProcess, RecordingAgent, write_replica_config
 from tests.proxy.test_replicas import AGENTS, CONVERSATIONS, CORPUS, GUARD_S, PARALLEL, decisions, replay
-from tests.redis_server import OwnCluster
+from tests.redis_server import OwnCluster, OwnSentinel
 
 PREFIX = "sr-cluster:"
 FOLLOW_UP = "ok, thanks"
@@ -66,14 +67,17 @@ async def follow_ups(count: int, targets: list[str], seed: int = 5) -> dict[int,
     return statuses
 
 
+def readiness(proxy: ProxyProcess) -> int:
+    return httpx.get(proxy.admin + "/readyz", timeout=5.0).status_code
+
+
 def routes_count(proxy: ProxyProcess) -> int:
     return proxy.stats()["routes"]["telegram"]  # type: ignore[index,no-any-return]
 
 
-async def read_routes(url: str, count: int) -> dict[int, str | None]:
-    """The agent of every conversation's route as the cluster holds it."""
-    state = RedisConversationState(RedisStore(url, PREFIX, 2.0, mode="cluster"),
-                                   {"telegram": ConversationLimits(30 * 24 * 3600.0, 1_000_000)})
+async def read_routes(store: RedisStore, count: int) -> dict[int, str | None]:
+    """The agent of every conversation's route as Redis holds it (`store` is closed after)."""
+    state = RedisConversationState(store, {"telegram": ConversationLimits(30 * 24 * 3600.0, 1_000_000)})
     now = clock.now()
     try:
         found: list[Route | None] = [await state.get(conversation(i), now) for i in range(count)]
@@ -118,7 +122,7 @@ async def test_two_replicas_on_a_3_primary_cluster_route_as_one_process_and_a_ki
             routed = decisions(upstream)
             stats_before = (routes_count(a), routes_count(b))
             per_primary = keys_per_primary(cluster)
-            before = await read_routes(cluster.url, CONVERSATIONS)
+            before = await read_routes(RedisStore(cluster.url, PREFIX, 2.0, mode="cluster"), CONVERSATIONS)
             primaries = cluster.primaries()
             victim = next(port for port in primaries if port != cluster.ports[0])
             layout = KeyLayout(PREFIX)
@@ -128,11 +132,11 @@ async def test_two_replicas_on_a_3_primary_cluster_route_as_one_process_and_a_ki
             cluster.wait_replicated(victim)
             cluster.kill(victim)
             statuses = await follow_ups(CONVERSATIONS, [a.url, b.url])
-            ready = [httpx.get(p.admin + "/readyz", timeout=5.0).status_code for p in (a, b)]
+            ready = await asyncio.to_thread(lambda: [readiness(p) for p in (a, b)])
             await asyncio.to_thread(cluster.wait_promoted, victim, slots)
             await poll(lambda: (routes_count(a), routes_count(b)) == (memory_routes, memory_routes),
                        "/stats counts every route again")
-            after = await read_routes(cluster.url, CONVERSATIONS)
+            after = await read_routes(RedisStore(cluster.url, PREFIX, 2.0, mode="cluster"), CONVERSATIONS)
             together = decisions(upstream)
         logs = a.log.read_text() + b.log.read_text()
     follow_up = {i: together[FOLLOW_UP_IDS + i] for i in range(CONVERSATIONS)}
@@ -150,3 +154,46 @@ async def test_two_replicas_on_a_3_primary_cluster_route_as_one_process_and_a_ki
         i: d for i, d in alone_follow_up.items() if i not in hit}
     # after the promotion the failed-over keys are back, every route as before
     assert after == before
+
+
+SENTINEL_CONVERSATIONS = 100
+
+
+async def test_two_replicas_on_sentinel_follow_the_promoted_replica_and_keep_every_replicated_route(
+        tmp_path: Path) -> None:
+    conversations = load_corpus(CORPUS, SENTINEL_CONVERSATIONS)
+    agents = load_agents(AGENTS)
+    with RecordingAgent() as upstream:
+        memory = write_replica_config(tmp_path / "memory.toml", upstream.url, agents)
+        with ProxyProcess(memory) as one:
+            await replay(conversations, [one.url])
+            memory_routes = routes_count(one)
+            await follow_ups(SENTINEL_CONVERSATIONS, [one.url])
+        alone = decisions(upstream)
+    with OwnSentinel() as setup, RecordingAgent() as upstream:
+        state = (f'backend = "redis"\nmode = "sentinel"\nsentinels = ["{setup.sentinels[0]}"]\n'
+                 f'master = "{setup.master}"\nkey_prefix = "{PREFIX}"\nop_timeout_ms = 1000')
+        config = write_replica_config(tmp_path / "sentinel.toml", upstream.url, agents, state=state)
+
+        def store() -> RedisStore:
+            return RedisStore("redis://unused/0", PREFIX, 2.0, mode="sentinel", sentinels=setup.sentinels,
+                              master=setup.master)
+
+        with ProxyProcess(config) as a, ProxyProcess(config) as b:
+            await replay(conversations, [a.url, b.url])
+            before = await read_routes(store(), SENTINEL_CONVERSATIONS)
+            setup.wait_replicated()  # every route written before the failover is on the replica
+            setup.kill_primary()
+            await asyncio.to_thread(setup.wait_failover)
+            statuses = await follow_ups(SENTINEL_CONVERSATIONS, [a.url, b.url])
+            await poll(lambda: [readiness(p) for p in (a, b)] == [200, 200],
+                       "both replicas ready on the promoted replica")
+            counts = (routes_count(a), routes_count(b))
+            after = await read_routes(store(), SENTINEL_CONVERSATIONS)
+        together = decisions(upstream)
+    assert set(statuses.values()) == {200}
+    assert {u: d for u, d in together.items() if u < FOLLOW_UP_IDS} == {
+        u: d for u, d in alone.items() if u < FOLLOW_UP_IDS}
+    assert (after, counts) == (before, (memory_routes, memory_routes))
+    assert {u: d for u, d in together.items() if u >= FOLLOW_UP_IDS} == {
+        u: d for u, d in alone.items() if u >= FOLLOW_UP_IDS}
