@@ -132,7 +132,7 @@ def test_check_pings_every_primary_of_a_cluster(tmp_path: Path, capsys: pytest.C
         degraded = main(["check", path]), capsys.readouterr().out.splitlines()
     assert healthy == (0, ["ok: 1 agent, 1 channel"])
     assert degraded == (0, [
-        f"warning: {path}: state.url: Redis Cluster at {cluster.url}: primary 127.0.0.1:{silent} does not answer "
+        f"warning: {path}: state.url: Redis cluster {cluster.url}: primary 127.0.0.1:{silent} does not answer "
         f"(ConnectionError: Error 111 connecting to 127.0.0.1:{silent}. Connect call failed ('127.0.0.1', {silent}).)"
         "; the keys of its slots fail (and fall back to per-process memory) until a replica takes over",
         "ok: 1 agent, 1 channel"])

@@ -129,7 +129,7 @@ def probe(settings: StateSettings) -> str | None:
         finally:
             await store.aclose()
         if silent:
-            return (f"Redis Cluster at {store.url}: {'; '.join(silent)}; the keys of its slots fail (and fall back "
+            return (f"Redis {store.url}: {'; '.join(silent)}; the keys of its slots fail (and fall back "
                     "to per-process memory) until a replica takes over")
         return None
 

@@ -97,6 +97,14 @@ def masked(url: str) -> str:
     return urlunsplit(parts._replace(netloc=f"{user}:***@{host}{port}"))
 
 
+def where(url: str, mode: str = "single", sentinels: Sequence[str] = (), master: str = "") -> str:
+    """The Redis of `[state]` as logs and messages name it, without a password: the URL (single),
+    "cluster <seed URL>", or "sentinel master 'NAME' via host:port, ..."."""
+    if mode == "sentinel":
+        return f"sentinel master {master!r} via {', '.join(sentinels)}"
+    return f"cluster {masked(url)}" if mode == "cluster" else masked(url)
+
+
 def describe(exc: BaseException, op_timeout_s: float) -> str:
     """The exact error, as logged: redis-py's message, or the deadline that passed."""
     if isinstance(exc, TimeoutError) and not str(exc):
@@ -147,7 +155,7 @@ class RedisStore:
     def __init__(self, url: str, prefix: str = "stickyroute:", op_timeout_s: float = 0.05,
                  client: Redis | RedisCluster | None = None, *, mode: str = "single", sentinels: Sequence[str] = (),
                  master: str = "") -> None:
-        self.url = masked(url) if mode != "sentinel" else f"sentinel master {master!r} via {', '.join(sentinels)}"
+        self.url = where(url, mode, sentinels, master)
         self.keys = KeyLayout(prefix)
         self.op_timeout_s = op_timeout_s
         self.margin_ms = 1000
