@@ -54,7 +54,7 @@ def cluster_state(cluster: OwnCluster) -> RedisConversationState:
     return RedisConversationState(store, LIMITS)
 
 
-async def test_a_cluster_holds_routes_on_every_primary_and_the_views_scan_them_all(cluster: OwnCluster) -> None:
+async def test_a_cluster_holds_routes_on_every_primary_and_the_views_scan_and_prune_them_all(cluster: OwnCluster) -> None:
     state = cluster_state(cluster)
     for i in range(N):
         await state.put(key(i), route(i), T0)
@@ -65,7 +65,10 @@ async def test_a_cluster_holds_routes_on_every_primary_and_the_views_scan_them_a
     census = await state.census("telegram", T0 + 1)
     scanned = await state.scan("telegram", T0 + 1)
     got = [await state.get(key(i), T0 + 1) for i in range(N)]
+    pruned = await state.prune("telegram", {"agent-0", "agent-1", "agent-2", "agent-3"}, T0 + 1)
+    left = await state.count("telegram", T0 + 1)
     await state.aclose()
+    assert (pruned, left) == (N // 5, N - N // 5)
     assert (len(per_primary), sum(per_primary.values()), min(per_primary.values()) > 0) == (3, N, True)
     assert (await_count := sum(census.values()), census) == (N, {f"agent-{a}": N // 5 for a in range(5)})
     assert len(scanned) == N and await_count == N
