@@ -370,3 +370,15 @@ class OwnSentinel:
 def _ping(port: int) -> bool:
     with Redis(port=port, socket_connect_timeout=0.2, socket_timeout=1.0) as client:
         return bool(client.ping())
+
+
+def manual_failover(cluster: OwnCluster, primary: int) -> int:
+    """`CLUSTER FAILOVER` on `primary`'s replica (no data lost: the primary waits for it to catch up,
+    then answers MOVED for its slots); returns the new primary's port once the cluster agrees."""
+    replica = cluster.replica_of(primary)
+    slots = cluster.primaries()[primary]
+    with Redis(port=replica, socket_connect_timeout=0.5, socket_timeout=5.0) as client:
+        client.execute_command("CLUSTER FAILOVER")
+    _poll(lambda: cluster.primaries().get(replica) == slots and primary not in cluster.primaries(),
+          f"replica {replica} took over from {primary}", HANG_GUARD_S * 3)
+    return replica

@@ -18,7 +18,7 @@ from stickyroute.state.base import ConversationLimits, SlotUnavailable, StateUna
 from stickyroute.state.health import BackendHealth
 from stickyroute.state.redis import RedisConversationState, RedisStore
 from stickyroute.state.redis.client import is_redis_failure
-from tests.redis_server import OwnCluster, OwnSentinel
+from tests.redis_server import OwnCluster, OwnSentinel, manual_failover
 
 T0 = 1_700_000_000.0
 N = 120
@@ -115,6 +115,25 @@ async def test_a_killed_primary_fails_only_its_slots_and_its_keys_come_back_afte
     assert (0 < len(lost) < N, bool(failed), failed <= lost, up_during_outage) == (True, True, True, True)
     assert served == {i: route(i).agent for i in range(N) if i not in failed}
     assert after == {i: route(i).agent for i in range(N)}
+
+
+async def test_moved_after_a_manual_failover_is_followed_without_an_error(cluster: OwnCluster) -> None:
+    state = cluster_state(cluster)
+    for i in range(N):
+        await state.put(key(i), route(i), T0)
+    primaries = cluster.primaries()
+    old = owner(primaries, slot_of(state, 0))
+    new = await asyncio.to_thread(manual_failover, cluster, old)
+    moved = [i for i in range(N) if owner(primaries, slot_of(state, i)) == old]
+    for i in moved:  # the client still maps these slots to `old`, which now answers MOVED
+        await state.put(key(i), Route("after-failover", T0, T0), T0 + 1)
+    got = [await state.get(key(i), T0 + 2) for i in range(N)]
+    with Redis(port=new) as node:
+        on_new = sum(1 for _ in node.scan_iter(match="sr-test:*"))
+    await state.aclose()
+    assert [r.agent if r else None for r in got] == [
+        "after-failover" if i in moved else route(i).agent for i in range(N)]
+    assert (len(moved) > 0, on_new) == (True, len(moved))
 
 
 async def test_a_script_the_node_lost_runs_again_there(cluster: OwnCluster) -> None:
