@@ -244,3 +244,12 @@ def test_every_exception_redis_py_defines_is_translated(error: type[BaseExceptio
     except TypeError:
         instance = error.__new__(error)
     assert is_redis_failure(instance)
+
+
+def test_the_cluster_nodes_pack_commands_in_c_too() -> None:
+    kinds = []
+    for url in ("redis://127.0.0.1:1/0", "rediss://127.0.0.1:1/0"):
+        client = RedisStore(url, "x:", mode="cluster").client
+        node = next(iter(client.nodes_manager.startup_nodes.values()))
+        kinds.append((node.connection_class.__name__, client.nodes_manager.connection_kwargs["connection_class"].__name__))
+    assert kinds == [("_TcpConnection", "_TcpConnection"), ("_TlsConnection", "_TlsConnection")]

@@ -15,9 +15,9 @@ callers. A connection whose command was cut by a timeout is dropped by redis-py 
 half-read). One retry without back-off covers a pooled connection that a Redis restart closed;
 the deadline bounds it.
 
-On a Redis Cluster (`mode = "cluster"`, topology.py) each call goes alone to its slot's node
-with its own deadline, so a failed node delays and fails only the calls of its slots (raised as
-`SlotUnavailable`); the views SCAN every primary. Every error redis-py raises, including the
+On a Redis Cluster (`mode = "cluster"`, topology.py) a batch is split per node, each part sent
+to its node with its own deadline, so a failed node delays and fails only the calls of its
+slots (raised as `SlotUnavailable`); the views SCAN every primary. Every error redis-py raises, including the
 AttributeError or KeyError its cluster client may raise while its slot map changes under a
 failover, is translated (`is_redis_failure`): Redis never causes a 500.
 """
@@ -164,6 +164,12 @@ class RedisStore:
             if isinstance(client, Redis) and mode == "single":
                 pool = client.connection_pool  # the scheme chose the class (tcp, tls, unix): the same, packed in C
                 pool.connection_class = _PACKED.get(pool.connection_class, pool.connection_class)
+            elif isinstance(client, RedisCluster):  # the nodes it discovers are built from these kwargs
+                manager = client.nodes_manager
+                packed = _PACKED.get(manager.connection_kwargs["connection_class"], Connection)
+                manager.connection_kwargs["connection_class"] = packed
+                for node in manager.startup_nodes.values():
+                    node.connection_class = packed  # type: ignore[assignment]
         self.client: Any = client
         self.cluster = isinstance(client, RedisCluster)
         self._sha: dict[str, str] = {}
@@ -182,7 +188,8 @@ class RedisStore:
     def _flush(self) -> None:
         batch, self._pending = self._pending, []
         loop = asyncio.get_running_loop()
-        for part in ([q] for q in batch) if self.cluster else [batch]:  # cluster: each call to its node alone
+        parts = topology.by_node(self.client, batch, lambda q: q[1]) if self.cluster else [batch]
+        for part in parts:  # cluster: one send per node, each with its own deadline
             task = loop.create_task(self._send(part))
             self._batches.add(task)
             task.add_done_callback(self._batches.discard)
@@ -217,6 +224,8 @@ class RedisStore:
 
     async def _execute(self, batch: list[_Queued]) -> list[Any]:
         if self.cluster:
+            if len(batch) > 1:
+                return await topology.evalsha_on_node(self.client, [(self._sha[q[0]], *q[:3]) for q in batch])
             source, keys, args, _future = batch[0]
             return [await topology.evalsha_or_eval(self.client, self._sha[source], source, keys, args)]
         if len(batch) == 1:

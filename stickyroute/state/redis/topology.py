@@ -3,6 +3,8 @@ behind Sentinel. Everything that differs between them lives here; `RedisStore` a
 
     client = connect(url, mode, sentinels, master, op_timeout_s)   Redis | RedisCluster (not contacted)
     await evalsha_or_eval(cluster, sha, source, keys, args)        one script call on its slot's node
+    await evalsha_on_node(cluster, [(sha, source, keys, args), ...])   the calls of one node, one pipeline
+    by_node(cluster, calls, keys_of)                                 a batch split per node (else each alone)
     async for name, row in scan_primaries(cluster, pattern, fields, batch): ...   SCAN per primary
     await ping_any_primary(cluster)                                 up while one primary answers
 
@@ -12,7 +14,12 @@ cluster   redis-py's asyncio `RedisCluster` seeded by `url`: it discovers the ot
           pipeline refuses `.evalsha`, so each script is one `execute_command("EVALSHA", ...)`
           routed by its keys (every script's keys share one hash tag: one slot). A script the node
           does not know (a promoted replica, a restarted node) runs once as EVAL, which caches it
-          there: NOSCRIPT is handled per node, with no SCRIPT LOAD to every primary.
+          there: NOSCRIPT is handled per node, with no SCRIPT LOAD to every primary. The calls
+          of one event-loop iteration whose slots one node serves go to it as one pipeline on
+          one connection (each with its own result); a redirection (MOVED, ASK, TRYAGAIN),
+          NOSCRIPT or a failed connection sends the calls concerned again alone, through the
+          client's own routing. redis-py's ClusterPipeline is not used: on a connection error it
+          closes the connections to every node, failing the other slots' calls in flight.
 sentinel  redis-py's asyncio `Sentinel`: every new connection asks the sentinels where the master
           named `master` is; a connection to a demoted or dead master fails and the next one goes
           to the promoted replica. `url` gives the master's scheme, password and database.
@@ -25,17 +32,27 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-from collections.abc import AsyncIterator, Sequence
-from typing import Any
+from collections.abc import AsyncIterator, Callable, Sequence
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 from redis.asyncio import Redis, RedisCluster
+from redis.asyncio.cluster import PipelineCommand
 from redis.asyncio.connection import SSLConnection, parse_url
 from redis.asyncio.retry import Retry
 from redis.asyncio.sentinel import Sentinel
 from redis.backoff import NoBackoff
-from redis.exceptions import NoScriptError
+from redis.exceptions import (
+    AskError,
+    ConnectionError,
+    MovedError,
+    NoScriptError,
+    RedisError,
+    TimeoutError,
+    TryAgainError,
+)
 
+T = TypeVar("T")
 MODES = ("single", "cluster", "sentinel")
 CLUSTER_RETRIES = 3
 """Attempts redis-py's cluster client makes after a connection error, CLUSTERDOWN or an uncovered
@@ -82,10 +99,55 @@ async def evalsha_or_eval(cluster: RedisCluster, sha: str, source: str, keys: Se
         return await cluster.execute_command("EVAL", source, len(keys), *keys, *args)
 
 
+def by_node(cluster: RedisCluster, calls: Sequence[T], keys_of: Callable[[T], Sequence[str]]) -> list[list[T]]:
+    """`calls` grouped by the node that serves their first key's slot, as the client's slot map
+    says now; each call alone when the map is being refreshed or a call has no key."""
+    if cluster._initialize:
+        return [[call] for call in calls]
+    groups: dict[str, list[T]] = {}
+    alone: list[list[T]] = []
+    for call in calls:
+        keys = keys_of(call)
+        try:
+            node = cluster.nodes_manager.get_node_from_slot(cluster.keyslot(keys[0])) if keys else None
+        except RedisError:  # a slot no node serves (yet)
+            node = None
+        if node is None:
+            alone.append([call])
+        else:
+            groups.setdefault(node.name, []).append(call)
+    return [*groups.values(), *alone]
+
+
+REDIRECTED = (MovedError, AskError, TryAgainError, NoScriptError)
+
+
+async def evalsha_on_node(cluster: RedisCluster, calls: Sequence[tuple[str, str, Sequence[str], Sequence[Any]]]
+                          ) -> list[Any]:
+    """Script calls whose slots one node serves, as one pipeline to it: a result (or a script
+    error) per call, in order. Redirected, unknown-script and failed-connection calls run again
+    alone through `evalsha_or_eval` (which follows MOVED and ASK and refreshes the slot map)."""
+    node = cluster.nodes_manager.get_node_from_slot(cluster.keyslot(calls[0][2][0]))
+    commands = [PipelineCommand(i, "EVALSHA", sha, len(keys), *keys, *args)
+                for i, (sha, _source, keys, args) in enumerate(calls)]
+    try:
+        await node.execute_pipeline(commands)
+    except (ConnectionError, TimeoutError, RedisError, OSError):
+        for command in commands:
+            command.result = ConnectionError()  # not sent, or no answer read: all again, alone
+    again = [i for i, c in enumerate(commands) if isinstance(c.result, (*REDIRECTED, ConnectionError, TimeoutError))]
+    retried = await asyncio.gather(*(evalsha_or_eval(cluster, *calls[i]) for i in again), return_exceptions=True)
+    results = [c.result for c in commands]
+    for i, result in zip(again, retried, strict=True):
+        results[i] = result
+    return results
+
+
 async def scan_primaries(cluster: RedisCluster, pattern: str, fields: Sequence[str], batch: int
                          ) -> AsyncIterator[tuple[bytes | str, list[Any]]]:
     """HMGET `fields` of every key matching `pattern` on every primary: SCAN each primary with
-    its own cursor, `batch` keys at a time, and read them in one pipeline to that node."""
+    its own cursor, `batch` keys at a time, and read them in one pipeline to that node (an
+    error, e.g. MOVED during a resharding, fails the view: it is never partial)."""
     await cluster.initialize()
     for node in cluster.get_primaries():
         cursor: int = 0
@@ -96,10 +158,12 @@ async def scan_primaries(cluster: RedisCluster, pattern: str, fields: Sequence[s
             cursor = int(cursors[node.name] if isinstance(cursors, dict) else cursors)
             rows: list[Any] = []
             if names:
-                pipe = cluster.pipeline(transaction=False)
-                for name in names:
-                    pipe.hmget(name, list(fields))
-                rows = list(await pipe.execute())
+                commands = [PipelineCommand(i, "HMGET", name, *fields) for i, name in enumerate(names)]
+                await node.execute_pipeline(commands)
+                rows = [c.result for c in commands]
+                failed = next((r for r in rows if isinstance(r, Exception)), None)
+                if failed is not None:  # a key moved away while scanning: this view is not whole
+                    raise failed
             for name, row in zip(names, rows, strict=True):
                 yield name, row
             if cursor == 0:
