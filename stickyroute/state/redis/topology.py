@@ -44,11 +44,8 @@ from redis.asyncio.sentinel import Sentinel
 from redis.backoff import NoBackoff
 from redis.exceptions import (
     AskError,
-    ConnectionError,
     MovedError,
     NoScriptError,
-    RedisError,
-    TimeoutError,
     TryAgainError,
 )
 
@@ -110,7 +107,7 @@ def by_node(cluster: RedisCluster, calls: Sequence[T], keys_of: Callable[[T], Se
         keys = keys_of(call)
         try:
             node = cluster.nodes_manager.get_node_from_slot(cluster.keyslot(keys[0])) if keys else None
-        except RedisError:  # a slot no node serves (yet)
+        except Exception:  # a slot no node serves yet, a slot map mid-refresh: the client decides
             node = None
         if node is None:
             alone.append([call])
@@ -124,18 +121,21 @@ REDIRECTED = (MovedError, AskError, TryAgainError, NoScriptError)
 
 async def evalsha_on_node(cluster: RedisCluster, calls: Sequence[tuple[str, str, Sequence[str], Sequence[Any]]]
                           ) -> list[Any]:
-    """Script calls whose slots one node serves, as one pipeline to it: a result (or a script
-    error) per call, in order. Redirected, unknown-script and failed-connection calls run again
-    alone through `evalsha_or_eval` (which follows MOVED and ASK and refreshes the slot map)."""
-    node = cluster.nodes_manager.get_node_from_slot(cluster.keyslot(calls[0][2][0]))
+    """Script calls whose slots one node serves, as one pipeline to it: a result (or an error)
+    per call, in order. Calls the node redirected (MOVED, ASK, TRYAGAIN) or did not know
+    (NOSCRIPT), and all of them when the pipeline could not be sent, run again alone through
+    `evalsha_or_eval` (which follows redirections and refreshes the slot map). A call whose
+    answer was lost after it was sent is not run again (it may have run): its error is its
+    result."""
     commands = [PipelineCommand(i, "EVALSHA", sha, len(keys), *keys, *args)
                 for i, (sha, _source, keys, args) in enumerate(calls)]
     try:
-        await node.execute_pipeline(commands)
-    except (ConnectionError, TimeoutError, RedisError, OSError):
-        for command in commands:
-            command.result = ConnectionError()  # not sent, or no answer read: all again, alone
-    again = [i for i, c in enumerate(commands) if isinstance(c.result, (*REDIRECTED, ConnectionError, TimeoutError))]
+        node = cluster.nodes_manager.get_node_from_slot(cluster.keyslot(calls[0][2][0]))
+        await node.execute_pipeline(commands)  # answers (and errors) are read per command
+    except Exception:  # a slot map changed since the split, a send that failed: again alone, as redis-py retries
+        again = list(range(len(calls)))
+    else:
+        again = [i for i, c in enumerate(commands) if isinstance(c.result, REDIRECTED)]
     retried = await asyncio.gather(*(evalsha_or_eval(cluster, *calls[i]) for i in again), return_exceptions=True)
     results = [c.result for c in commands]
     for i, result in zip(again, retried, strict=True):
