@@ -4,6 +4,7 @@
     codec.py          routes, recent texts, replies, decisions as stored (exact round trips)
     scripts.py        the Lua scripts (one per state step, one slot each)
     client.py         RedisStore: one pool per process, op timeout, error translation
+    topology.py       [state] mode: one server, Redis Cluster (per-node calls, SCAN per primary) or Sentinel
     conversations.py  RedisConversationState (per-conversation lock with token and fencing)
     deliveries.py     RedisDeliveryLog (claims, stored answers, waiting on another replica)
     budget.py         RedisBudget (the classifier token bucket shared by the replicas), RedisSwitchBudget
