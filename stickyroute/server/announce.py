@@ -19,7 +19,7 @@ from typing import Any
 
 from stickyroute import __version__
 from stickyroute.config.model import Config
-from stickyroute.state.redis.client import where
+from stickyroute.state.redis.topology import where
 
 __all__ = ["log_started", "log_stopped", "startup_fields"]
 

@@ -11,10 +11,11 @@
 """
 
 from stickyroute.state.redis.budget import RedisBudget, RedisSwitchBudget
-from stickyroute.state.redis.client import RedisStore, masked
+from stickyroute.state.redis.client import RedisStore
 from stickyroute.state.redis.conversations import RedisConversationState
 from stickyroute.state.redis.deliveries import RedisDeliveryLog
 from stickyroute.state.redis.keys import KeyLayout
+from stickyroute.state.redis.topology import masked
 
 __all__ = ["KeyLayout", "RedisBudget", "RedisConversationState", "RedisDeliveryLog", "RedisStore", "RedisSwitchBudget",
            "masked"]

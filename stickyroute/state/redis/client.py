@@ -27,22 +27,34 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 import hiredis
 from redis.asyncio import Redis, RedisCluster
 from redis.asyncio.connection import AbstractConnection, Connection, SSLConnection, UnixDomainSocketConnection
 from redis.exceptions import (
-    ChildDeadlockedError,
-    IncorrectPolicyType,
     NoScriptError,
-    RedisClusterException,
     RedisError,
 )
 
 from stickyroute.state.base import SlotUnavailable, StateUnavailable
-from stickyroute.state.redis import topology
+from stickyroute.state.redis.failures import FOREIGN_ERRORS, is_redis_failure
 from stickyroute.state.redis.keys import KeyLayout
+from stickyroute.state.redis.topology import (
+    by_node,
+    close,
+    connect,
+    evalsha_on_node,
+    evalsha_or_eval,
+    masked,
+    ping_any_primary,
+    scan_bounded,
+    script_sha,
+    silent_primaries,
+    where,
+)
+
+__all__ = ["FOREIGN_ERRORS", "SCAN_BATCH", "Call", "RedisStore", "describe", "is_redis_failure", "masked", "translate",
+           "where"]
 
 Call = tuple[str, Sequence[str], Sequence[Any]]
 """(script source, keys, args) of one EVALSHA."""
@@ -81,30 +93,6 @@ _PACKED: dict[type[AbstractConnection], type[AbstractConnection]] = {
     Connection: _TcpConnection, SSLConnection: _TlsConnection, UnixDomainSocketConnection: _UnixConnection}
 
 
-def masked(url: str) -> str:
-    """`url` with its password replaced by ***, for logs and messages."""
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return "<unparseable url>"
-    if parts.password is None:
-        return url
-    user = parts.username or ""
-    host = parts.hostname or ""
-    if ":" in host:
-        host = f"[{host}]"
-    port = f":{parts.port}" if parts.port else ""
-    return urlunsplit(parts._replace(netloc=f"{user}:***@{host}{port}"))
-
-
-def where(url: str, mode: str = "single", sentinels: Sequence[str] = (), master: str = "") -> str:
-    """The Redis of `[state]` as logs and messages name it, without a password: the URL (single),
-    "cluster <seed URL>", or "sentinel master 'NAME' via host:port, ..."."""
-    if mode == "sentinel":
-        return f"sentinel master {master!r} via {', '.join(sentinels)}"
-    return f"cluster {masked(url)}" if mode == "cluster" else masked(url)
-
-
 def describe(exc: BaseException, op_timeout_s: float) -> str:
     """The exact error, as logged: redis-py's message, or the deadline that passed."""
     if isinstance(exc, TimeoutError) and not str(exc):
@@ -117,32 +105,6 @@ def translate(exc: BaseException, what: str, op_timeout_s: float, *, slot: bool 
     `slot`: the operation touched one cluster slot (a SlotUnavailable, see topology.py)."""
     kind = SlotUnavailable if slot else StateUnavailable
     return kind(f"redis {what}: {describe(exc, op_timeout_s)}")
-
-
-FOREIGN_ERRORS = (RedisError, RedisClusterException, ChildDeadlockedError, IncorrectPolicyType, OSError,
-                  TimeoutError)
-"""What a Redis operation may raise besides cancellation (all translated; a test walks
-redis.exceptions so a new redis-py error class cannot slip through)."""
-
-CLIENT_SLIPS = (AttributeError, KeyError, IndexError, TypeError, ValueError)
-"""Errors that are not redis-py's exception classes but that its cluster client raises from its
-own code while the slot map changes under it (e.g. `'NoneType' object has no attribute ...` on
-a node that a failover just removed): translated when raised inside redis-py, never ours."""
-
-
-def is_redis_failure(exc: BaseException) -> bool:
-    """True for every error a Redis operation may raise: every exception class redis-py defines
-    (in any of its modules), OS and timeout errors, and `CLIENT_SLIPS` raised from inside the
-    `redis` package."""
-    if isinstance(exc, FOREIGN_ERRORS) or any(c.__module__.startswith("redis.") for c in type(exc).__mro__):
-        return True
-    if not isinstance(exc, CLIENT_SLIPS):
-        return False
-    tb = exc.__traceback__
-    while tb is not None and tb.tb_next is not None:
-        tb = tb.tb_next
-    module = "" if tb is None else str(tb.tb_frame.f_globals.get("__name__", ""))
-    return module == "redis" or module.startswith(("redis.", "hiredis"))
 
 
 class RedisStore:
@@ -160,7 +122,7 @@ class RedisStore:
         self.op_timeout_s = op_timeout_s
         self.margin_ms = 1000
         if client is None:
-            client = topology.connect(url, mode, sentinels, master, op_timeout_s)
+            client = connect(url, mode, sentinels, master, op_timeout_s)
             if isinstance(client, Redis) and mode == "single":
                 pool = client.connection_pool  # the scheme chose the class (tcp, tls, unix): the same, packed in C
                 pool.connection_class = _PACKED.get(pool.connection_class, pool.connection_class)
@@ -188,7 +150,7 @@ class RedisStore:
     def _flush(self) -> None:
         batch, self._pending = self._pending, []
         loop = asyncio.get_running_loop()
-        parts = topology.by_node(self.client, batch, lambda q: q[1]) if self.cluster else [batch]
+        parts = by_node(self.client, batch, lambda q: q[1]) if self.cluster else [batch]
         for part in parts:  # cluster: one send per node, each with its own deadline
             task = loop.create_task(self._send(part))
             self._batches.add(task)
@@ -200,7 +162,7 @@ class RedisStore:
         try:
             async with asyncio.timeout(self.op_timeout_s):  # one deadline for the batch's callers
                 for source in {q[0] for q in batch} - self._sha.keys():
-                    self._sha[source] = (topology.script_sha(source) if self.cluster
+                    self._sha[source] = (script_sha(source) if self.cluster
                                          else await self.client.script_load(source))
                 results = await self._execute(batch)
                 if any(isinstance(r, NoScriptError) for r in results):
@@ -225,9 +187,9 @@ class RedisStore:
     async def _execute(self, batch: list[_Queued]) -> list[Any]:
         if self.cluster:
             if len(batch) > 1:
-                return await topology.evalsha_on_node(self.client, [(self._sha[q[0]], *q[:3]) for q in batch])
+                return await evalsha_on_node(self.client, [(self._sha[q[0]], *q[:3]) for q in batch])
             source, keys, args, _future = batch[0]
-            return [await topology.evalsha_or_eval(self.client, self._sha[source], source, keys, args)]
+            return [await evalsha_or_eval(self.client, self._sha[source], source, keys, args)]
         if len(batch) == 1:
             source, keys, args, _future = batch[0]
             try:
@@ -267,7 +229,10 @@ class RedisStore:
         """HMGET `fields` of every key matching `pattern`: (key name, its values) per key, a SCAN
         and a pipeline per `SCAN_BATCH` keys, each bounded by the op timeout."""
         if self.cluster:
-            async for found in self._scan_cluster(what, pattern, fields):
+            def fail(exc: Exception) -> Exception:
+                return translate(exc, what, self.op_timeout_s, slot=True)
+
+            async for found in scan_bounded(self.client, pattern, fields, SCAN_BATCH, self.op_timeout_s, fail):
                 yield found
             return
         cursor: int = 0
@@ -288,25 +253,6 @@ class RedisStore:
             if cursor == 0:
                 return
 
-    async def _scan_cluster(self, what: str, pattern: str, fields: Sequence[str]
-                            ) -> AsyncIterator[tuple[bytes | str, list[Any]]]:
-        """`scan_fields` on every primary of the cluster, each step bounded by the op timeout."""
-        scan = aiter(topology.scan_primaries(self.client, pattern, fields, SCAN_BATCH))
-        try:
-            while True:
-                try:
-                    async with asyncio.timeout(self.op_timeout_s):
-                        found = await anext(scan)
-                except StopAsyncIteration:
-                    return
-                except Exception as exc:
-                    if not is_redis_failure(exc):
-                        raise
-                    raise translate(exc, what, self.op_timeout_s, slot=True) from exc
-                yield found
-        finally:
-            await scan.aclose()  # type: ignore[attr-defined]
-
     async def ping(self, timeout_s: float | None = None) -> None:
         """Raise StateUnavailable unless Redis answers PING within `timeout_s` (default: the op
         timeout)."""
@@ -314,7 +260,7 @@ class RedisStore:
         try:
             async with asyncio.timeout(limit):
                 if self.cluster:
-                    await topology.ping_any_primary(self.client)
+                    await ping_any_primary(self.client)
                 else:
                     await self.client.ping()
         except Exception as exc:
@@ -323,19 +269,11 @@ class RedisStore:
             raise translate(exc, "ping", limit) from exc
 
     async def silent_primaries(self) -> list[str]:
-        """On a cluster, "primary host:port: <exact error>" per primary that does not answer PING
-        within the op timeout (empty: all do, or not a cluster). For `stickyroute check`."""
-        if not self.cluster:
-            return []
-        try:
-            async with asyncio.timeout(self.op_timeout_s):
-                return await topology.silent_primaries(self.client)
-        except Exception as exc:
-            if not is_redis_failure(exc):
-                raise
-            raise translate(exc, "ping", self.op_timeout_s) from exc
+        """On a cluster, "primary host:port does not answer (<exact error>)" per primary that does
+        not answer PING within the op timeout (empty: all do, or not a cluster). For `check`."""
+        return await silent_primaries(self.client, self.op_timeout_s) if self.cluster else []
 
     async def aclose(self) -> None:
         """Close the pool's connections (and a Sentinel set-up's connections to the sentinels)."""
-        await topology.close(self.client)
+        await close(self.client)
 

@@ -34,7 +34,7 @@ import asyncio
 import hashlib
 from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any, TypeVar
-from urllib.parse import urlsplit
+from urllib.parse import urlsplit, urlunsplit
 
 from redis.asyncio import Redis, RedisCluster
 from redis.asyncio.cluster import PipelineCommand
@@ -49,11 +49,37 @@ from redis.exceptions import (
     TryAgainError,
 )
 
+from stickyroute.state.redis.failures import is_redis_failure
+
 T = TypeVar("T")
 MODES = ("single", "cluster", "sentinel")
 CLUSTER_RETRIES = 3
 """Attempts redis-py's cluster client makes after a connection error, CLUSTERDOWN or an uncovered
 slot (refreshing its slot map in between), all within one operation's deadline."""
+
+
+def masked(url: str) -> str:
+    """`url` with its password replaced by ***, for logs and messages."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return "<unparseable url>"
+    if parts.password is None:
+        return url
+    user = parts.username or ""
+    host = parts.hostname or ""
+    if ":" in host:
+        host = f"[{host}]"
+    port = f":{parts.port}" if parts.port else ""
+    return urlunsplit(parts._replace(netloc=f"{user}:***@{host}{port}"))
+
+
+def where(url: str, mode: str = "single", sentinels: Sequence[str] = (), master: str = "") -> str:
+    """The Redis of `[state]` as logs and messages name it, without a password: the URL (single),
+    "cluster <seed URL>", or "sentinel master 'NAME' via host:port, ..."."""
+    if mode == "sentinel":
+        return f"sentinel master {master!r} via {', '.join(sentinels)}"
+    return f"cluster {masked(url)}" if mode == "cluster" else masked(url)
 
 
 def script_sha(source: str) -> str:
@@ -181,12 +207,44 @@ async def close(client: Redis | RedisCluster) -> None:
         await sentinel.aclose()
 
 
-async def silent_primaries(cluster: RedisCluster) -> list[str]:
-    """"primary host:port: <exact error>" for each primary that does not answer PING."""
-    await cluster.initialize()
+async def scan_bounded(cluster: RedisCluster, pattern: str, fields: Sequence[str], batch: int, timeout_s: float,
+                       fail: Callable[[Exception], Exception]) -> AsyncIterator[tuple[bytes | str, list[Any]]]:
+    """`scan_primaries`, each step bounded by `timeout_s`; a redis-py error `exc` raises
+    `fail(exc)` from it."""
+    scan = aiter(scan_primaries(cluster, pattern, fields, batch))
+    try:
+        while True:
+            try:
+                async with asyncio.timeout(timeout_s):
+                    found = await anext(scan)
+            except StopAsyncIteration:
+                return
+            except Exception as exc:
+                if not is_redis_failure(exc):
+                    raise
+                raise fail(exc) from exc
+            yield found
+    finally:
+        await scan.aclose()  # type: ignore[attr-defined]
+
+
+async def silent_primaries(cluster: RedisCluster, timeout_s: float) -> list[str]:
+    """"primary host:port does not answer (<exact error>)" for each primary that does not answer
+    PING within `timeout_s` (the cluster itself unreachable: one line saying so)."""
+    try:
+        async with asyncio.timeout(timeout_s):
+            await cluster.initialize()
+    except Exception as exc:
+        if not is_redis_failure(exc):
+            raise
+        return [f"no node answers ({type(exc).__name__}: {exc})"]
     primaries = cluster.get_primaries()
-    replies = await asyncio.gather(*(cluster.execute_command("PING", target_nodes=node) for node in primaries),
-                                   return_exceptions=True)
+
+    async def ping(node: Any) -> Any:
+        async with asyncio.timeout(timeout_s):
+            return await cluster.execute_command("PING", target_nodes=node)
+
+    replies = await asyncio.gather(*(ping(node) for node in primaries), return_exceptions=True)
     return [f"primary {node.name} does not answer ({type(r).__name__}: {r})"
             for node, r in zip(primaries, replies, strict=True) if isinstance(r, BaseException)]
 
