@@ -7,6 +7,9 @@ behind Sentinel. Everything that differs between them lives here; `RedisStore` a
     by_node(cluster, calls, keys_of)                                 a batch split per node (else each alone)
     async for name, row in scan_primaries(cluster, pattern, fields, batch): ...   SCAN per primary
     await ping_any_primary(cluster)                                 up while one primary answers
+    await silent_primaries(cluster, timeout_s)                      the primaries that do not answer (check)
+    where(url, mode, sentinels, master), masked(url)                what logs name (no password)
+    await close(client)                                             every connection, sentinels' too
 
 single    redis-py's `Redis` on `url` (its scheme chooses TCP, TLS or a unix socket).
 cluster   redis-py's asyncio `RedisCluster` seeded by `url`: it discovers the other nodes, follows
@@ -16,9 +19,10 @@ cluster   redis-py's asyncio `RedisCluster` seeded by `url`: it discovers the ot
           does not know (a promoted replica, a restarted node) runs once as EVAL, which caches it
           there: NOSCRIPT is handled per node, with no SCRIPT LOAD to every primary. The calls
           of one event-loop iteration whose slots one node serves go to it as one pipeline on
-          one connection (each with its own result); a redirection (MOVED, ASK, TRYAGAIN),
-          NOSCRIPT or a failed connection sends the calls concerned again alone, through the
-          client's own routing. redis-py's ClusterPipeline is not used: on a connection error it
+          one connection (each with its own result); a redirection (MOVED, ASK, TRYAGAIN) or
+          NOSCRIPT sends the calls concerned again alone through the client's own routing, a
+          pipeline that could not be sent all of them (a call sent whose answer was lost is not
+          sent again: it may have run). redis-py's ClusterPipeline is not used: on a connection error it
           closes the connections to every node, failing the other slots' calls in flight.
 sentinel  redis-py's asyncio `Sentinel`: every new connection asks the sentinels where the master
           named `master` is; a connection to a demoted or dead master fails and the next one goes
