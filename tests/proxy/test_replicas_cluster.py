@@ -27,7 +27,7 @@ from stickyroute.state.base import ConversationLimits
 from stickyroute.state.redis import KeyLayout, RedisConversationState, RedisStore
 from tests.proxy.harness import telegram_text
 from tests.proxy.processes import HEADERS, ProxyProcess, RecordingAgent, write_replica_config
-from tests.proxy.test_replicas import AGENTS, CONVERSATIONS, CORPUS, GUARD_S, PARALLEL, decisions, replay
+from tests.proxy.test_replicas import AGENTS, CONVERSATIONS, CORPUS, GUARD_S, PARALLEL, Decisions
 from tests.redis_server import OwnCluster, OwnSentinel
 
 PREFIX = "sr-cluster:"
@@ -49,22 +49,74 @@ def conversation(i: int) -> ConversationKey:
     return ConversationKey("telegram", str(user(i)), None, str(user(i)))
 
 
-async def follow_ups(count: int, targets: list[str], seed: int = 5) -> dict[int, int]:
-    """One FOLLOW_UP per conversation, each to a random target, PARALLEL at once: status per
-    conversation (update id FOLLOW_UP_IDS + i)."""
+class Platform:
+    """Sends Telegram updates as the platform does: an answer the proxy gives because the agent
+    failed (body "upstream <agent> ...": on a loaded machine the recording agent can miss its
+    connect deadline) is sent again, up to RETRIES times; every other answer is final. Keeps
+    the first answer's status per update and the ids it sent again."""
+
+    RETRIES = 5
+
+    def __init__(self) -> None:
+        self.first: dict[int, int] = {}
+        self.final: dict[int, int] = {}
+        self.retried: set[int] = set()
+
+    async def send(self, client: aiohttp.ClientSession, target: str, update_id: int, text: str, sender: int) -> None:
+        for attempt in range(self.RETRIES):
+            async with client.post(target + "/tg", data=telegram_text(update_id, text, user=sender),
+                                   headers=HEADERS) as response:
+                status, body = response.status, await response.text()
+            self.first.setdefault(update_id, status)
+            self.final[update_id] = status
+            if status == 200 or not body.startswith("upstream ") or attempt == self.RETRIES - 1:
+                return
+            self.retried.add(update_id)
+
+    def decisions(self, agent: RecordingAgent) -> Decisions:
+        """(agent, reason) per update the agent saw: each once, except that an update sent again
+        after an agent failure may have reached it twice (the first attempt kept)."""
+        out: Decisions = {}
+        for update_id, name, reason in agent.records():
+            assert update_id not in out or update_id in self.retried, f"update {update_id} forwarded twice"
+            out.setdefault(update_id, (name, reason))
+        return out
+
+
+async def replay(platform: Platform, conversations: list[Conversation], targets: list[str], seed: int = 9) -> int:
+    """Every turn as a Telegram update (conversation i from user(i)), each to a target drawn at
+    random; the turns of one conversation in order, PARALLEL conversations at once (the plan of
+    test_replicas.replay). Returns how many updates were sent."""
+    rng = random.Random(seed)
+    plan = [[(100_000 * (i + 1) + t, turn.text, rng.choice(targets)) for t, turn in enumerate(conv.turns)]
+            for i, conv in enumerate(conversations)]
+    gate = asyncio.Semaphore(PARALLEL)
+
+    async def one(i: int, turns: list[tuple[int, str, str]], client: aiohttp.ClientSession) -> None:
+        async with gate:
+            for update_id, text, target in turns:
+                await platform.send(client, target, update_id, text, user(i))
+
+    async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=GUARD_S)) as client:
+        await asyncio.wait_for(asyncio.gather(*(one(i, turns, client) for i, turns in enumerate(plan))),
+                               GUARD_S * 8)
+    return sum(len(turns) for turns in plan)
+
+
+async def follow_ups(platform: Platform, count: int, targets: list[str], seed: int = 5) -> dict[int, int]:
+    """One FOLLOW_UP per conversation (update id FOLLOW_UP_IDS + i), each to a random target,
+    PARALLEL at once: the first answer's status per conversation."""
     rng = random.Random(seed)
     plan = [(i, rng.choice(targets)) for i in range(count)]
     gate = asyncio.Semaphore(PARALLEL)
-    statuses: dict[int, int] = {}
 
     async def one(i: int, target: str, client: aiohttp.ClientSession) -> None:
-        async with gate, client.post(target + "/tg", data=telegram_text(FOLLOW_UP_IDS + i, FOLLOW_UP, user=user(i)),
-                                     headers=HEADERS) as response:
-            statuses[i] = response.status
+        async with gate:
+            await platform.send(client, target, FOLLOW_UP_IDS + i, FOLLOW_UP, user(i))
 
     async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=GUARD_S)) as client:
-        await asyncio.wait_for(asyncio.gather(*(one(i, t, client) for i, t in plan)), GUARD_S * 4)
-    return statuses
+        await asyncio.wait_for(asyncio.gather(*(one(i, t, client) for i, t in plan)), GUARD_S * 8)
+    return {i: platform.final[FOLLOW_UP_IDS + i] for i in range(count)}
 
 
 def readiness(proxy: ProxyProcess) -> int:
@@ -108,18 +160,19 @@ async def test_two_replicas_on_a_3_primary_cluster_route_as_one_process_and_a_ki
         tmp_path: Path) -> None:
     conversations: list[Conversation] = load_corpus(CORPUS, CONVERSATIONS)
     agents = load_agents(AGENTS)
+    baseline, platform = Platform(), Platform()
     with RecordingAgent() as upstream:
         memory = write_replica_config(tmp_path / "memory.toml", upstream.url, agents)
         with ProxyProcess(memory) as one:
-            await replay(conversations, [one.url])
+            await replay(baseline, conversations, [one.url])
             memory_routes = routes_count(one)
-            alone_follow_up_statuses = await follow_ups(CONVERSATIONS, [one.url])
-        alone = decisions(upstream)
+            await follow_ups(baseline, CONVERSATIONS, [one.url])
+        alone = baseline.decisions(upstream)
     with OwnCluster() as cluster, RecordingAgent() as upstream:
         config = write_replica_config(tmp_path / "cluster.toml", upstream.url, agents, state=cluster_state(cluster.url))
         with ProxyProcess(config) as a, ProxyProcess(config) as b:
-            sent = await replay(conversations, [a.url, b.url])
-            routed = decisions(upstream)
+            sent = await replay(platform, conversations, [a.url, b.url])
+            routed = platform.decisions(upstream)
             stats_before = (routes_count(a), routes_count(b))
             per_primary = keys_per_primary(cluster)
             before = await read_routes(RedisStore(cluster.url, PREFIX, 2.0, mode="cluster"), CONVERSATIONS)
@@ -131,13 +184,13 @@ async def test_two_replicas_on_a_3_primary_cluster_route_as_one_process_and_a_ki
                    if any(lo <= key_slot(layout.conversation(conversation(i)).encode()) <= hi for lo, hi in slots)}
             cluster.wait_replicated(victim)
             cluster.kill(victim)
-            statuses = await follow_ups(CONVERSATIONS, [a.url, b.url])
+            statuses = await follow_ups(platform, CONVERSATIONS, [a.url, b.url])
             ready = await asyncio.to_thread(lambda: [readiness(p) for p in (a, b)])
             await asyncio.to_thread(cluster.wait_promoted, victim, slots)
             await poll(lambda: (routes_count(a), routes_count(b)) == (memory_routes, memory_routes),
                        "/stats counts every route again")
             after = await read_routes(RedisStore(cluster.url, PREFIX, 2.0, mode="cluster"), CONVERSATIONS)
-            together = decisions(upstream)
+            together = platform.decisions(upstream)
         logs = a.log.read_text() + b.log.read_text()
     follow_up = {i: together[FOLLOW_UP_IDS + i] for i in range(CONVERSATIONS)}
     alone_follow_up = {i: alone[FOLLOW_UP_IDS + i] for i in range(CONVERSATIONS)}
@@ -146,7 +199,9 @@ async def test_two_replicas_on_a_3_primary_cluster_route_as_one_process_and_a_ki
     assert stats_before == (memory_routes, memory_routes) and memory_routes == sum(per_primary.values())
     assert (len(per_primary), min(per_primary.values()) > 0) == (3, True)
     assert before == {i: agent for i, (agent, _reason) in alone_follow_up.items()}  # a follow-up stays on the route
-    assert set(alone_follow_up_statuses.values()) == {200}
+    # every update answered 200 in the end; every other first answer was the agent's failure (sent again)
+    for sender in (baseline, platform):
+        assert (set(sender.final.values()), {u for u, s in sender.first.items() if s != 200}) == ({200}, sender.retried)
     # the kill: no 5xx, no flap of the whole backend, the others' routes unchanged
     assert (set(statuses.values()), ready, DEGRADED in logs) == ({200}, [200, 200], False)
     assert 0 < len(hit) < CONVERSATIONS
@@ -163,13 +218,14 @@ async def test_two_replicas_on_sentinel_follow_the_promoted_replica_and_keep_eve
         tmp_path: Path) -> None:
     conversations = load_corpus(CORPUS, SENTINEL_CONVERSATIONS)
     agents = load_agents(AGENTS)
+    baseline, platform = Platform(), Platform()
     with RecordingAgent() as upstream:
         memory = write_replica_config(tmp_path / "memory.toml", upstream.url, agents)
         with ProxyProcess(memory) as one:
-            await replay(conversations, [one.url])
+            await replay(baseline, conversations, [one.url])
             memory_routes = routes_count(one)
-            await follow_ups(SENTINEL_CONVERSATIONS, [one.url])
-        alone = decisions(upstream)
+            await follow_ups(baseline, SENTINEL_CONVERSATIONS, [one.url])
+        alone = baseline.decisions(upstream)
     with OwnSentinel() as setup, RecordingAgent() as upstream:
         state = (f'backend = "redis"\nmode = "sentinel"\nsentinels = ["{setup.sentinels[0]}"]\n'
                  f'master = "{setup.master}"\nkey_prefix = "{PREFIX}"\nop_timeout_ms = 1000')
@@ -180,17 +236,19 @@ async def test_two_replicas_on_sentinel_follow_the_promoted_replica_and_keep_eve
                               master=setup.master)
 
         with ProxyProcess(config) as a, ProxyProcess(config) as b:
-            await replay(conversations, [a.url, b.url])
+            await replay(platform, conversations, [a.url, b.url])
             before = await read_routes(store(), SENTINEL_CONVERSATIONS)
             setup.wait_replicated()  # every route written before the failover is on the replica
             setup.kill_primary()
             await asyncio.to_thread(setup.wait_failover)
-            statuses = await follow_ups(SENTINEL_CONVERSATIONS, [a.url, b.url])
+            statuses = await follow_ups(platform, SENTINEL_CONVERSATIONS, [a.url, b.url])
             await poll(lambda: [readiness(p) for p in (a, b)] == [200, 200],
                        "both replicas ready on the promoted replica")
             counts = (routes_count(a), routes_count(b))
             after = await read_routes(store(), SENTINEL_CONVERSATIONS)
-        together = decisions(upstream)
+        together = platform.decisions(upstream)
+    for sender in (baseline, platform):  # every update answered 200 in the end; other first answers: the agent's
+        assert (set(sender.final.values()), {u for u, s in sender.first.items() if s != 200}) == ({200}, sender.retried)
     assert set(statuses.values()) == {200}
     assert {u: d for u, d in together.items() if u < FOLLOW_UP_IDS} == {
         u: d for u, d in alone.items() if u < FOLLOW_UP_IDS}
