@@ -130,8 +130,8 @@ def probe(settings: StateSettings) -> str | None:
         finally:
             await store.aclose()
         if silent:
-            return (f"Redis {store.url}: {'; '.join(silent)}; the keys of its slots fail (and fall back "
-                    "to per-process memory) until a replica takes over")
+            return (f"Redis {store.url}: {'; '.join(silent)}; until a replica takes over, the updates whose "
+                    "keys live in its slots answer 503 or are routed from the last route seen")
         return None
 
     return asyncio.run(ping())
