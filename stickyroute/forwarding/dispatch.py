@@ -56,7 +56,8 @@ from stickyroute.routing.decision import STATE_UNAVAILABLE
 from stickyroute.routing.engine import Decision
 from stickyroute.routing.envelope import Envelope
 from stickyroute.routing.router import Router
-from stickyroute.state.base import Claim, ClaimState, DeliveryLog, DeliverySteps, DeliveryUnconfirmed
+from stickyroute.state.base import Claim, ClaimState, DeliveryLog, DeliveryUnconfirmed
+from stickyroute.state.steps import DeliverySteps
 
 log = logging.getLogger("stickyroute.dispatch")
 CUT_STATUS = 503

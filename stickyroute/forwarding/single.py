@@ -33,7 +33,8 @@ from stickyroute.routing.deadline import ClassifierDeadline
 from stickyroute.routing.engine import Decision
 from stickyroute.routing.envelope import Envelope
 from stickyroute.routing.router import Router
-from stickyroute.state.base import Claim, ClaimState, DeliveryLog, DeliverySteps, Lease, Writes
+from stickyroute.state.base import Claim, ClaimState, DeliveryLog, Lease
+from stickyroute.state.steps import DeliverySteps, Writes
 
 __all__ = ["Host", "deliver_one"]
 

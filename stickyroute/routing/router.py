@@ -49,8 +49,9 @@ from stickyroute.routing.envelope import KEPT_TEXT_CHARS, Envelope
 from stickyroute.routing.layer1 import Layer1
 from stickyroute.routing.rules import ChannelRules
 from stickyroute.routing.signals import Ignored, Released, Signal, apply_signal
-from stickyroute.state.base import ConversationState, Lease, LeaseTimeout, RouteUnavailable, Writes
+from stickyroute.state.base import ConversationState, Lease, LeaseTimeout, RouteUnavailable
 from stickyroute.state.budget import MemorySwitchBudget, SwitchBudget
+from stickyroute.state.steps import Writes
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,7 +23,7 @@ from typing import Any
 from prometheus_client import CollectorRegistry
 
 from stickyroute.config.model import Config, StateSettings
-from stickyroute.state.base import ConversationState, DeliveryLog, DeliverySteps, StateUnavailable, limits_for
+from stickyroute.state.base import ConversationState, DeliveryLog, StateUnavailable, limits_for
 from stickyroute.state.budget import ClassifierBudget, MemoryBudget, MemorySwitchBudget, SwitchBudget
 from stickyroute.state.fallback import (
     FallbackBudget,
@@ -34,6 +34,7 @@ from stickyroute.state.fallback import (
 from stickyroute.state.fallback_steps import FallbackDeliverySteps
 from stickyroute.state.health import BackendHealth
 from stickyroute.state.memory import MemoryConversationState, MemoryDeliveryLog, MemoryDeliverySteps
+from stickyroute.state.steps import DeliverySteps
 
 LOCK_MARGIN_S = 2.0
 PROBE_TIMEOUT_S = 2.0

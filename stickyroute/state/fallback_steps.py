@@ -6,10 +6,11 @@ from __future__ import annotations
 from stickyroute.core.delivery import DecisionMemo, DeliveryKey
 from stickyroute.core.route import ConversationKey
 from stickyroute.reply import Reply
-from stickyroute.state.base import Begun, DeliverySteps, Lease, StateUnavailable, Writes
+from stickyroute.state.base import Lease, StateUnavailable
 from stickyroute.state.fallback_calls import quietly
 from stickyroute.state.fallback_deliveries import FallbackDeliveryLog
 from stickyroute.state.health import BackendHealth
+from stickyroute.state.steps import Begun, DeliverySteps, Writes
 
 __all__ = ["FallbackDeliverySteps"]
 

@@ -15,15 +15,8 @@ from stickyroute.core.delivery import DecisionMemo, DeliveryKey
 from stickyroute.core.route import ConversationKey
 from stickyroute.reply import Reply
 from stickyroute.state._now import NOW, timer
-from stickyroute.state.base import (
-    Begun,
-    Claim,
-    ClaimState,
-    ConversationState,
-    Lease,
-    LeaseTimeout,
-    Writes,
-)
+from stickyroute.state.base import Claim, ClaimState, ConversationState, Lease, LeaseTimeout
+from stickyroute.state.steps import Begun, Writes
 
 DELIVERY_TTL_S = 24 * 3600.0
 """How long an answered delivery is remembered (Telegram retries an update for about a day)."""

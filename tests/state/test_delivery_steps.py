@@ -13,17 +13,10 @@ from redis.asyncio import Redis
 from stickyroute.core.delivery import DecisionMemo
 from stickyroute.core.route import ConversationKey, Route
 from stickyroute.reply import Reply
-from stickyroute.state.base import (
-    Claim,
-    ClaimState,
-    ConversationLimits,
-    ConversationState,
-    DeliverySteps,
-    StateUnavailable,
-    Writes,
-)
+from stickyroute.state.base import Claim, ClaimState, ConversationLimits, ConversationState, StateUnavailable
 from stickyroute.state.memory import MemoryConversationState, MemoryDeliveryLog, MemoryDeliverySteps
 from stickyroute.state.redis import RedisConversationState, RedisDeliveryLog, RedisDeliverySteps, RedisStore
+from stickyroute.state.steps import DeliverySteps, Writes
 from tests.redis_server import flush_prefix, private_prefix, require_redis
 
 T0 = 1_700_000_000.0

@@ -40,11 +40,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from stickyroute.core.route import ConversationKey, Route
-from stickyroute.state.base import ConversationLimits, Lease, LeaseTimeout, StateUnavailable, Writes, most_recent
+from stickyroute.state.base import ConversationLimits, Lease, LeaseTimeout, StateUnavailable, most_recent
 from stickyroute.state.redis.client import RedisStore
 from stickyroute.state.redis.codec import ROUTE_FIELDS, recent_blob, recent_from, route_args, route_from
 from stickyroute.state.redis.keys import KeyLayout
 from stickyroute.state.redis.scripts import ACQUIRE, COMMIT, DELETE, PRUNE, PUT, RELEASE, SWAP
+from stickyroute.state.steps import Writes
 
 log = logging.getLogger("stickyroute.state")
 

@@ -17,10 +17,11 @@ from __future__ import annotations
 from stickyroute.core.delivery import DecisionMemo, DeliveryKey
 from stickyroute.core.route import ConversationKey
 from stickyroute.reply import Reply
-from stickyroute.state.base import Begun, ClaimState, Lease, Writes
+from stickyroute.state.base import ClaimState, Lease
 from stickyroute.state.redis.conversations import RedisConversationState
 from stickyroute.state.redis.deliveries import RedisDeliveryLog
 from stickyroute.state.redis.step_scripts import BEGIN, FINISH, NOTE
+from stickyroute.state.steps import Begun, Writes
 
 __all__ = ["RedisDeliverySteps"]
 
