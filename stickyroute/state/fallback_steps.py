@@ -45,6 +45,8 @@ class FallbackDeliverySteps:
         if refused is not None:
             raise refused from failure
         begun = await self.local.begin(key, conversation, now, hold=hold)
+        if hold:  # the conversation is held in memory too (counted as an acquire would be)
+            self.health.fell_back("acquire", "outage")
         return Begun(self.deliveries._note(key, begun.claim), begun.lease)
 
     async def note(self, key: DeliveryKey, lease: Lease, writes: Writes, memo: DecisionMemo, now: float) -> None:
