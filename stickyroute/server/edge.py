@@ -179,7 +179,7 @@ class EdgeProtocol(HttpToolsProtocol):
         self._phase = _BODY
         self._since = self.loop.time()
         self._head_bytes = 0
-        self.scope["extensions"] = {HANGUP_EXTENSION: self.hangups}
+        self.scope["extensions"] = {HANGUP_EXTENSION: self.hangups}  # type: ignore[dict-item]
         super().on_headers_complete()
 
     def on_message_complete(self) -> None:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from stickyroute.forwarding.headers import (
-    HOP_BY_HOP,
     CACHED_PEERS,
+    HOP_BY_HOP,
     TrustedProxies,
     is_trusted,
     relay_response_headers,
