@@ -1,0 +1,380 @@
+"""One HTTP/1.1 exchange with an agent on a pooled keep-alive connection, replies parsed by httptools.
+
+    conn = await pools.acquire(agent, target, wait_s)      # a slot of the agent's pool, then a connection
+    reply = conn.send(head, body, cap, deadline_s, idle_s)  # a future: the Reply, or an UpstreamError
+    ...                                                     # the connection returns to the pool by itself
+
+Why not a general client: the leg relays bytes it already has. The request head is built once
+(`Target.head`: request line, `Host`, `Content-Length`, the given fields as they are) and written
+with the body unchanged; the reply is read by `httptools.HttpResponseParser` into status, raw
+headers (names as the agent spelled them, order and duplicates kept) and the body (still
+`Content-Encoding`-encoded). Nothing is added, decompressed, followed or retried: a POST is never
+sent twice. Measured against aiohttp's client in README "Performance".
+
+HTTP/1.1 (RFC 9112): `Content-Length` and chunked replies (trailers dropped), a reply ended by
+closing the connection (neither), 1xx interim replies skipped, no body for HEAD, 204 and 304. A
+connection is reused only when the reply was read whole and both sides keep it alive
+(`Connection: close`, HTTP/1.0 without keep-alive: closed); an idle one is dropped after
+`IDLE_KEEP_S`, or as soon as the agent closes it.
+
+Deadlines (seconds, the loop's clock): the whole exchange `deadline_s` after it was sent, and
+`idle_s` without a byte from the agent (the timer is re-armed lazily, once per period, not per
+read). A reply body over `cap` bytes ends the exchange at once: its status and raw headers are
+kept, `Outcome.too_large` set, the connection closed.
+
+Every failure is an `UpstreamError` set on the reply future, its cause the foreign exception
+(`translate`, the only place that maps them):
+
+    connecting: OSError (refused, unreachable, DNS `socket.gaierror`), ssl.SSLError,
+                TimeoutError (connect_timeout_s)                                   -> UpstreamConnectError
+    pool: every connection busy past the wait                                      -> UpstreamPoolExhausted
+    exchange:   TimeoutError (deadline_s, idle_s)                                   -> UpstreamTimeout
+                httptools.HttpParserError (and its subclasses), OSError (reset...),
+                the agent closing before the reply's end (`EarlyClose`)             -> UpstreamError
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ssl
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import httptools
+
+from stickyroute.config.model import Agent
+from stickyroute.errors import UpstreamConnectError, UpstreamError, UpstreamPoolExhausted, UpstreamTimeout
+
+__all__ = ["IDLE_KEEP_S", "Connection", "EarlyClose", "Pools", "RawReply", "Target", "translate"]
+
+IDLE_KEEP_S = 15.0
+"""An idle pooled connection older than this is closed instead of reused (aiohttp's default)."""
+_BODYLESS = frozenset({204, 304})
+
+
+class EarlyClose(ConnectionError):
+    """The agent closed the connection before its reply was complete."""
+
+
+def translate(exc: BaseException, connecting: bool = False) -> UpstreamError:
+    """A foreign failure -> the error tree (module docstring); `connecting`: while connecting."""
+    text = f"{type(exc).__name__}: {exc}"
+    if isinstance(exc, UpstreamError):
+        return exc
+    if connecting and isinstance(exc, (OSError, ssl.SSLError, TimeoutError)):
+        return UpstreamConnectError(f"upstream unreachable ({text})")
+    if isinstance(exc, TimeoutError):
+        return UpstreamTimeout(f"upstream timed out ({text})")
+    return UpstreamError(f"upstream failed ({text})")
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """Where an exchange goes: `host`, `port`, `tls`; the request-target and `Host` field as bytes."""
+
+    host: str
+    port: int
+    tls: bool
+    path: bytes
+    """Path and query exactly as built (never requoted)."""
+    authority: bytes
+    """The `Host` field: host, `[v6]`, `:port` unless the scheme's default."""
+
+    def head(self, method: str, fields: list[tuple[bytes, bytes]], length: int | None) -> bytes:
+        """The request head: request line, `Host`, `Content-Length: length` (None: none), then
+        `fields` in order as given (never `Host` or `Content-Length`), the blank line."""
+        lines = [method.encode("latin-1"), b" ", self.path, b" HTTP/1.1\r\nHost: ", self.authority, b"\r\n"]
+        if length is not None:
+            lines += (b"Content-Length: ", str(length).encode(), b"\r\n")
+        for name, value in fields:
+            lines += (name, b": ", value, b"\r\n")
+        lines.append(b"\r\n")
+        return b"".join(lines)
+
+
+@dataclass(slots=True)
+class RawReply:
+    """An agent's reply as read: status, raw headers (as received), body; `too_large` when the
+    body went over the cap (then `body` is empty)."""
+
+    status: int
+    headers: list[tuple[bytes, bytes]]
+    body: bytes
+    too_large: bool = False
+
+
+class Connection(asyncio.Protocol):
+    """One keep-alive connection to an agent; one exchange at a time (`send`)."""
+
+    def __init__(self, pool: _Pool) -> None:
+        self._pool = pool
+        self._loop = pool.loop
+        self.transport: asyncio.Transport | None = None
+        self.closed = False
+        self.idle_since = 0.0
+        self._parser = httptools.HttpResponseParser(self)
+        self._reply: asyncio.Future[RawReply] | None = None
+        self._status = 0
+        self._headers: list[tuple[bytes, bytes]] = []
+        self._chunks: list[bytes] = []
+        self._size = 0
+        self._cap = 0
+        self._head_only = False
+        self._headers_done = False
+        self._timer: asyncio.TimerHandle | None = None
+        self._deadline = 0.0
+        self._deadline_s = 0.0
+        self._idle_s = 0.0
+        self._reusable = False
+        self._last = 0.0
+
+    # --- the exchange ------------------------------------------------------------------------
+
+    def send(self, head: bytes, body: bytes, cap: int, deadline_s: float, idle_s: float,
+             head_only: bool = False) -> asyncio.Future[RawReply]:
+        """Write the request; the future of its reply (cancel it to abort the exchange: the
+        connection is closed). `head_only`: a HEAD request (no reply body whatever its framing)."""
+        assert self.transport is not None and self._reply is None
+        reply = self._reply = self._loop.create_future()
+        reply.add_done_callback(self._ended)
+        self._cap, self._head_only = cap, head_only
+        self._status, self._headers, self._chunks, self._size, self._headers_done = 0, [], [], 0, False
+        now = self._loop.time()
+        self._deadline, self._deadline_s, self._idle_s, self._last = now + deadline_s, deadline_s, idle_s, now
+        self._timer = self._loop.call_at(min(self._deadline, now + idle_s), self._check_time)
+        if len(body) < 65536:
+            self.transport.write(head + body)
+        else:
+            self.transport.writelines((head, body))
+        return reply
+
+    def _check_time(self) -> None:
+        self._timer = None
+        now = self._loop.time()
+        if now >= self._deadline:
+            self._fail(TimeoutError(f"no complete reply within {self._deadline_s} s"))
+        elif now >= self._last + self._idle_s:
+            self._fail(TimeoutError(f"nothing read for {self._idle_s} s"))
+        else:
+            self._timer = self._loop.call_at(min(self._deadline, self._last + self._idle_s), self._check_time)
+
+    def _fail(self, exc: BaseException) -> None:
+        reply = self._reply
+        if reply is not None and not reply.done():
+            error = translate(exc)
+            error.__cause__ = exc
+            reply.set_exception(error)
+        self.close()
+
+    def _finish(self, reusable: bool) -> None:
+        reply = self._reply
+        if reply is None or reply.done():
+            return
+        body = b"".join(self._chunks) if len(self._chunks) != 1 else self._chunks[0]
+        self._reusable = reusable
+        reply.set_result(RawReply(self._status, self._headers, body))
+
+    def _ended(self, reply: asyncio.Future[RawReply]) -> None:
+        """The exchange is over (answered, failed or cancelled): back to the pool, or closed."""
+        self._reply = None
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        reusable = not reply.cancelled() and reply.exception() is None and self._reusable and not self.closed
+        self._reusable = False
+        if not reusable:
+            self.close()
+        self._pool.give_back(self, reusable)
+
+    def close(self) -> None:
+        """Close the connection now (an exchange still running fails as an early close)."""
+        if not self.closed:
+            self.closed = True
+            if self.transport is not None:
+                self.transport.abort()
+
+    # --- asyncio.Protocol --------------------------------------------------------------------
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+
+    def data_received(self, data: bytes) -> None:
+        if self._reply is None or self._reply.done():  # bytes nobody asked for: not reusable
+            self.close()
+            return
+        self._last = self._loop.time()
+        try:
+            self._parser.feed_data(data)
+        except httptools.HttpParserUpgrade as exc:  # never asked for: nothing after it is ours
+            self._fail(exc)
+        except httptools.HttpParserError as exc:
+            self._fail(exc)
+
+    def eof_received(self) -> bool | None:
+        self._closed_by_agent(None)
+        return None
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._closed_by_agent(exc)
+        self.closed = True
+        self._pool.lost(self)
+
+    def _closed_by_agent(self, exc: Exception | None) -> None:
+        if self._reply is None or self._reply.done():
+            return
+        if exc is None and self._headers_done and self._reads_until_close():
+            self._finish(reusable=False)  # framed by the close itself (RFC 9112 6.3, rule 8)
+            return
+        self._fail(exc if exc is not None else EarlyClose("the agent closed the connection before the reply's end"))
+
+    def _reads_until_close(self) -> bool:
+        return (self._parser.get_status_code() not in _BODYLESS and not self._head_only
+                and not any(n.lower() in (b"content-length", b"transfer-encoding") for n, _v in self._headers))
+
+    # --- httptools callbacks -----------------------------------------------------------------
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        self._headers.append((name, value))
+
+    def on_headers_complete(self) -> None:
+        status = self._parser.get_status_code()
+        if 100 <= status < 200:  # an interim reply: wait for the final one
+            self._headers = []
+            return
+        self._status = status
+        self._headers_done = True
+        if self._head_only:  # a HEAD reply has no body whatever its framing says
+            self._finish(reusable=False)
+
+    def on_body(self, body: bytes) -> None:
+        if not self._headers_done:
+            return
+        self._size += len(body)
+        if self._size > self._cap:
+            reply = self._reply
+            if reply is not None and not reply.done():
+                reply.set_result(RawReply(self._status, self._headers, b"", too_large=True))
+            self.close()
+            return
+        self._chunks.append(body)
+
+    def on_message_complete(self) -> None:
+        if not self._headers_done:  # the end of a 1xx
+            return
+        self._finish(reusable=self._parser.should_keep_alive())
+
+
+class _Pool:
+    """One agent's connections: `limit` at once (a semaphore), the idle ones kept for reuse."""
+
+    def __init__(self, limit: int, loop: asyncio.AbstractEventLoop) -> None:
+        self.limit = limit
+        self.loop = loop
+        self.gate = asyncio.Semaphore(limit)
+        self.idle: list[Connection] = []
+        self.open: set[Connection] = set()
+        self.closed = False
+        self.on_release: Callable[[], None] = lambda: None
+
+    def give_back(self, conn: Connection, reusable: bool) -> None:
+        if reusable and not self.closed:
+            conn.idle_since = self.loop.time()
+            self.idle.append(conn)
+        self.gate.release()
+        self.on_release()
+
+    def lost(self, conn: Connection) -> None:
+        self.open.discard(conn)
+        if conn in self.idle:
+            self.idle.remove(conn)
+
+    def close(self) -> None:
+        self.closed = True
+        for conn in list(self.open):
+            conn.close()
+        self.idle.clear()
+
+
+class Pools:
+    """The agents' pools, made on first use inside the running loop.
+
+    `default_limit` is `upstream.max_connections` (an agent's own `max_connections` wins);
+    `connect_s` bounds connecting a socket (seconds); `tls` is the context of https agents.
+    """
+
+    def __init__(self, default_limit: int, connect_s: float, tls: ssl.SSLContext | None = None) -> None:
+        self.default_limit = default_limit
+        self.connect_s = connect_s
+        self._tls = tls
+        self._pools: dict[str, _Pool] = {}
+        self.limits: dict[str, int] = {}
+        """Pool size per agent (those used so far)."""
+        self.in_use: dict[str, int] = {}
+        """Connection slots held per agent right now."""
+
+    def _make(self, agent: Agent) -> _Pool:
+        limit = agent.max_connections or self.default_limit
+        self.limits[agent.name] = limit
+        self.in_use[agent.name] = 0
+        pool = self._pools[agent.name] = _Pool(limit, asyncio.get_running_loop())
+        name = agent.name
+
+        def released() -> None:
+            self.in_use[name] -= 1
+
+        pool.on_release = released
+        return pool
+
+    async def acquire(self, agent: Agent, target: Target, wait_s: float) -> Connection:
+        """A connection to `target` holding one of `agent`'s slots until its exchange ends.
+        Raises UpstreamPoolExhausted after `wait_s` without a free slot, UpstreamConnectError."""
+        pool = self._pools.get(agent.name)
+        if pool is None:
+            pool = self._make(agent)
+        gate = pool.gate
+        if gate.locked():
+            try:
+                async with asyncio.timeout(wait_s):
+                    await gate.acquire()
+            except TimeoutError:
+                raise UpstreamPoolExhausted(f"upstream pool exhausted: {pool.limit} connection(s) of "
+                                            f"{agent.name} busy for {wait_s} s") from None
+        else:
+            await gate.acquire()
+        self.in_use[agent.name] += 1
+        idle = pool.idle
+        now = pool.loop.time()
+        while idle:
+            conn = idle.pop()
+            if not conn.closed and now - conn.idle_since < IDLE_KEEP_S:
+                return conn
+            conn.close()
+        try:
+            return await self._connect(pool, target)
+        except BaseException:
+            pool.gate.release()
+            self.in_use[agent.name] -= 1
+            raise
+
+    async def _connect(self, pool: _Pool, target: Target) -> Connection:
+        tls = None
+        if target.tls:
+            if self._tls is None:
+                self._tls = ssl.create_default_context()
+            tls = self._tls
+        try:
+            async with asyncio.timeout(self.connect_s):
+                _transport, conn = await pool.loop.create_connection(
+                    lambda: Connection(pool), target.host, target.port, ssl=tls,
+                    server_hostname=target.host if tls is not None else None)
+        except (OSError, TimeoutError) as exc:  # ssl.SSLError is an OSError
+            raise translate(exc, connecting=True) from exc
+        pool.open.add(conn)
+        return conn
+
+    async def aclose(self) -> None:
+        """Close every connection of every pool."""
+        pools, self._pools = list(self._pools.values()), {}
+        for pool in pools:
+            pool.close()
