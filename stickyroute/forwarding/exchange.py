@@ -235,7 +235,8 @@ class Connection(asyncio.Protocol):
     # --- httptools callbacks -----------------------------------------------------------------
 
     def on_header(self, name: bytes, value: bytes) -> None:
-        self._headers.append((name, value))
+        if not self._headers_done:  # after them: a chunked reply's trailers, not relayed
+            self._headers.append((name, value))
 
     def on_headers_complete(self) -> None:
         status = self._parser.get_status_code()
