@@ -138,6 +138,9 @@ class GuardedClassifier:
         self._protect = protect
         self.budget = budget if budget is not None else MemoryBudget(settings.calls_per_minute)
         self._budget_clock = budget_clock
+        self._now: Callable[[ClassificationRequest], Classification] | None = (
+            None if protect else getattr(inner, "classify_now", None))
+        """The inner classifier's synchronous answer, when it has one and nothing is asked first."""
 
     async def aclose(self) -> None:
         """Close the inner classifier's resources, if it has any."""
@@ -164,6 +167,32 @@ class GuardedClassifier:
                 if trial:
                     self.breaker.release()
                 return self._done(request, Classification(outcome=Outcome.BUDGET))
+        try:
+            result = await self._call(request)
+        except asyncio.CancelledError:
+            if trial:
+                self.breaker.release()
+            raise
+        return self._settled(request, result, start, trial)
+
+    def classify_now(self, request: ClassificationRequest) -> Classification | None:
+        """The same answer, stats and log line as `classify` without awaiting anything, when the
+        inner classifier answers synchronously (`classify_now`, the keyword classifier) and no
+        budget or breaker is asked (`protect=False`); None otherwise (then await `classify`).
+        A classifier that cannot wait needs no timeout."""
+        answer = self._now
+        if answer is None:
+            return None
+        start = self._clock()
+        try:
+            result = answer(request)
+        except Exception:  # a classifier must not raise; keep the webhook alive if one does
+            logger.exception("classifier %s raised instead of returning an error", self.name)
+            result = Classification(outcome=Outcome.ERROR, error_kind="error")
+        return self._settled(request, result, start, False)
+
+    async def _call(self, request: ClassificationRequest) -> Classification:
+        """The inner classifier's answer within the timeout (errors as Outcome.ERROR)."""
         timeout_s = self._settings.timeout_s
         if request.timeout_s is not None:  # what is left of the request's deadline
             timeout_s = min(timeout_s, request.timeout_s)
@@ -172,13 +201,14 @@ class GuardedClassifier:
                 result = await self.inner.classify(request)
         except TimeoutError:
             result = Classification(outcome=Outcome.ERROR, error_kind="timeout")
-        except asyncio.CancelledError:
-            if trial:
-                self.breaker.release()
-            raise
         except Exception:  # a classifier must not raise; keep the webhook alive if one does
             logger.exception("classifier %s raised instead of returning an error", self.name)
             result = Classification(outcome=Outcome.ERROR, error_kind="error")
+        return result
+
+    def _settled(self, request: ClassificationRequest, result: Classification, start: float,
+                 trial: bool) -> Classification:
+        """Latency, breaker, stats and the log line of one answered call that started at `start`."""
         end = self._clock()
         result = replace(result, latency_s=max(0.0, end - start))
         if result.outcome is Outcome.ERROR:
