@@ -39,6 +39,7 @@ import asyncio
 import ssl
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import cast
 
 import httptools
 
@@ -196,8 +197,7 @@ class Connection(asyncio.Protocol):
     # --- asyncio.Protocol --------------------------------------------------------------------
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self.transport = transport
+        self.transport = cast(asyncio.Transport, transport)  # uvloop's is not an asyncio.Transport subclass
 
     def data_received(self, data: bytes) -> None:
         if self._reply is None or self._reply.done():  # bytes nobody asked for: not reusable
