@@ -22,6 +22,7 @@ import asyncio
 import enum
 import json
 import logging
+import math
 from collections.abc import Callable
 from dataclasses import replace
 
@@ -33,6 +34,18 @@ from stickyroute.state.budget import ClassifierBudget, MemoryBudget, TokenBucket
 logger = logging.getLogger("stickyroute.classifier")
 _ENCODE = json.JSONEncoder(ensure_ascii=False).encode
 """One encoder for every classifier line (`json.dumps(v, ensure_ascii=False)` builds a new one per call)."""
+
+
+def _json(value: object) -> str:
+    """`_ENCODE(value)`, with None, int and finite floats written directly (the same text)."""
+    kind = type(value)
+    if value is None:
+        return "null"
+    if kind is int:
+        return int.__repr__(value)
+    if kind is float and math.isfinite(value):  # type: ignore[arg-type]
+        return float.__repr__(value)
+    return _ENCODE(value)
 
 __all__ = ["BreakerState", "CircuitBreaker", "GuardedClassifier", "TokenBucket"]
 
@@ -234,6 +247,6 @@ class GuardedClassifier:
         if self._log_text(request.channel) if callable(self._log_text) else self._log_text:
             fields["text"] = request.text
             fields["answer"] = result.raw_answer
-        line = " ".join(f"{k}={_ENCODE(v)}" for k, v in fields.items())
+        line = " ".join([f"{k}={_json(v)}" for k, v in fields.items()])
         logger.info("classifier %s", line, extra={"event": "classifier", "fields": fields})
         return result

@@ -157,6 +157,7 @@ class ClassifierStats:
             "stickyroute_classifier_tokens", "Tokens reported by the provider's usage.",
             ("channel", "provider", "type"), registry=self.registry,
         )
+        self._children: dict[tuple[object, ...], Any] = {}
         self._latency = Histogram(
             "stickyroute_classifier_latency_seconds", "Classifier call latency in seconds.",
             ("channel", "provider"), registry=self.registry, buckets=LATENCY_BUCKETS_S,
@@ -176,18 +177,27 @@ class ClassifierStats:
         self._total.add(result, unmatched)
         self._export(channel, provider, result, unmatched)
 
+    def _child(self, metric: Any, *values: str) -> Any:
+        """`metric.labels(*values)`, made once per label set (`labels` validates and locks)."""
+        key = (id(metric), *values)
+        child = self._children.get(key)
+        if child is None:
+            child = self._children[key] = metric.labels(*values)
+        return child
+
     def _export(self, channel: str, provider: str, result: Classification, unmatched: bool) -> None:
+        child = self._child
         if result.outcome in (Outcome.BUDGET, Outcome.OPEN):
-            self._skips.labels(channel, result.outcome.value).inc()
+            child(self._skips, channel, result.outcome.value).inc()
             return
-        self._calls.labels(channel, provider, result.outcome.value).inc()
+        child(self._calls, channel, provider, result.outcome.value).inc()
         if result.outcome is Outcome.ERROR:
-            self._failures.labels(channel, provider, result.error_kind or "error").inc()
+            child(self._failures, channel, provider, result.error_kind or "error").inc()
         if unmatched:
-            self._unmatched.labels(channel, provider).inc()
-        self._tokens.labels(channel, provider, "prompt").inc(result.prompt_tokens)
-        self._tokens.labels(channel, provider, "completion").inc(result.completion_tokens)
-        self._latency.labels(channel, provider).observe(result.latency_s)
+            child(self._unmatched, channel, provider).inc()
+        child(self._tokens, channel, provider, "prompt").inc(result.prompt_tokens)
+        child(self._tokens, channel, provider, "completion").inc(result.completion_tokens)
+        child(self._latency, channel, provider).observe(result.latency_s)
 
     def snapshot(self) -> dict[str, Any]:
         """{"total": TALLY, "channels": {name: TALLY}} (see the module docstring), JSON-able."""

@@ -370,3 +370,11 @@ def test_classify_now_declines_when_the_guard_protects_or_the_inner_classifier_w
     waiting = GuardedClassifier(ScriptedClassifier(clock, AGENT), ClassifierSettings(), ClassifierStats(), clock,
                                 protect=False)
     assert (protected.classify_now(request()), waiting.classify_now(request())) == (None, None)
+
+
+@pytest.mark.parametrize("value", [None, 0, 12, -3, 0.0, 0.125, 1e-3, 1234.567, 1e16, 1e-7, float("nan"), 'x"y', "é",
+                                   True, False, "a\nb"])
+def test_a_line_value_is_written_as_the_json_encoder_writes_it(value: object) -> None:
+    from stickyroute.classifier.guard import _ENCODE, _json
+
+    assert _json(value) == _ENCODE(value)
