@@ -126,7 +126,7 @@ def measure(tree: Path, kind: str, first: bool, redis: bool, warm: int, n: int) 
                     raise SystemExit(f"icount: the proxy answered {response.status}")
         subprocess.run(["callgrind_control", "-d", str(proxy.pid)], check=True, stdout=subprocess.DEVNULL)
         total = read_total(tmp)
-        redeliveries = redelivered(bench.admin_stats(admin))
+        redeliveries = bench.redelivered(bench.admin_stats(admin))
         if redeliveries:
             raise SystemExit(f"icount: {redeliveries} redelivered request(s) in /stats: run refused")
         proxy.send_signal(signal.SIGINT)
@@ -135,16 +135,6 @@ def measure(tree: Path, kind: str, first: bool, redis: bool, warm: int, n: int) 
         if prefix is not None:
             _drop_keys(prefix)
     return total / n
-
-
-def redelivered(stats: object) -> int:
-    """The number of requests answered as redeliveries in a /stats document (any `redelivery`
-    reason count, wherever it sits); 0 when there are none."""
-    if isinstance(stats, dict):
-        return sum(v if k == "redelivery" and isinstance(v, int) else redelivered(v) for k, v in stats.items())
-    if isinstance(stats, list):
-        return sum(redelivered(v) for v in stats)
-    return 0
 
 
 def _drop_keys(prefix: str) -> None:

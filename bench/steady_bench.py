@@ -108,7 +108,7 @@ def main() -> int:
             print(lines[-1], flush=True)
         steady = window(f"steady (after {total:,})")
         stats = bench.admin_stats(admin)
-        redelivered = icount.redelivered(stats)
+        redelivered = bench.redelivered(stats)
         if redelivered:
             raise SystemExit(f"steady: {redelivered} redelivered request(s) in /stats: run refused")
         log_size = stats.get("delivery_log", {}) if isinstance(stats, dict) else {}
