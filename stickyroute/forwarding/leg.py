@@ -14,7 +14,7 @@ Sent as given: the URL is never requoted (`yarl.URL(..., encoded=True)`), header
 duplicates are kept even when their case differs, nothing is added but `Host` and
 `Content-Length` (no User-Agent, Accept, Accept-Encoding, Content-Type, cookies), no
 decompression, no redirects followed, no proxy from the environment. One bounded pool per agent
-(`exchange.Pools`), so one slow agent cannot starve the others. Every connection is given back
+(`pools.Pools`), so one slow agent cannot starve the others. Every connection is given back
 or closed on every path, cancellation included (field report T34): a platform that hangs up
 (`hangup.HANGUP`) aborts the request to the agent (`PlatformGone`, kind `platform_gone`). No
 task is started per forward: the reply is a future set by the connection.
@@ -52,10 +52,11 @@ from stickyroute.config.listeners import ServerSettings
 from stickyroute.config.model import Agent, UpstreamSettings
 from stickyroute.errors import PlatformGone, UpstreamError, UpstreamTimeout
 from stickyroute.forwarding.deadlines import Deadlines
-from stickyroute.forwarding.exchange import Pools, RawReply, Target, translate
+from stickyroute.forwarding.exchange import RawReply, Target, translate
 from stickyroute.forwarding.hangup import HANGUP
 from stickyroute.forwarding.headers import TrustedProxies, relay_response_headers, upstream_request_headers
 from stickyroute.forwarding.inbound import Inbound
+from stickyroute.forwarding.pools import Pools
 from stickyroute.reply import Reply
 
 __all__ = ["Forwarding", "Leg", "translate", "upstream_url"]
