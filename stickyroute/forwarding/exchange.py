@@ -38,16 +38,13 @@ from __future__ import annotations
 import asyncio
 import ssl
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, cast
+from typing import Protocol, cast
 
 import httptools
 
 from stickyroute.errors import UpstreamConnectError, UpstreamError, UpstreamTimeout
 
-if TYPE_CHECKING:
-    from stickyroute.forwarding.pools import _Pool
-
-__all__ = ["Connection", "EarlyClose", "RawReply", "Target", "translate"]
+__all__ = ["Connection", "EarlyClose", "Home", "RawReply", "Target", "translate"]
 _BODYLESS = frozenset({204, 304})
 
 
@@ -102,10 +99,24 @@ class RawReply:
     too_large: bool = False
 
 
+class Home(Protocol):
+    """Where a connection goes back (its agent's pool, `stickyroute.forwarding.pools`)."""
+
+    loop: asyncio.AbstractEventLoop
+
+    def give_back(self, conn: Connection, reusable: bool) -> None:
+        """The exchange on `conn` ended: keep it for reuse (`reusable`) and free its slot."""
+        ...
+
+    def lost(self, conn: Connection) -> None:
+        """`conn` is closed: forget it."""
+        ...
+
+
 class Connection(asyncio.Protocol):
     """One keep-alive connection to an agent; one exchange at a time (`send`)."""
 
-    def __init__(self, pool: _Pool) -> None:
+    def __init__(self, pool: Home) -> None:
         self._pool = pool
         self._loop = pool.loop
         self.transport: asyncio.Transport | None = None
