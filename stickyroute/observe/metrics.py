@@ -16,7 +16,7 @@ Label sets are bounded: channels and agents are the config's (plus "" when the p
 itself, "(several)" for a body split between agents), reasons are the code's fixed set, status is
 the class ("2xx"...), failure kinds are the list above. Children are made once per label set and
 kept (the hot path pays one dict look-up). The per-request counters and the latency histogram
-are plain numbers exported at scrape time (`stickyroute.observe.tallies`: the same samples as
+are plain numbers exported at scrape time (`stickyroute.tallies`: the same samples as
 prometheus_client's own metrics, without a lock per increment).
 """
 
@@ -27,7 +27,7 @@ from typing import Any
 from prometheus_client import CollectorRegistry, Counter, Gauge, Info
 
 from stickyroute import clock
-from stickyroute.observe.tallies import Tallies, TimeTallies
+from stickyroute.tallies import Tallies, TimeTallies
 
 __all__ = ["FAILURE_KINDS", "Metrics", "status_class"]
 

@@ -1,4 +1,4 @@
-"""stickyroute/observe/tallies.py: the same exposition as prometheus_client's own metrics."""
+"""stickyroute/tallies.py: the same exposition as prometheus_client's own metrics."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import re
 import pytest
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 
-from stickyroute.observe.tallies import Tallies, TimeTallies
+from stickyroute.tallies import Tallies, TimeTallies
 
 BUCKETS = (0.005, 0.1, 1.0, 30.0)
 
