@@ -36,6 +36,7 @@ Every failure is an `UpstreamError` set on the reply future, its cause the forei
 from __future__ import annotations
 
 import asyncio
+import math
 import ssl
 from dataclasses import dataclass
 from typing import Protocol, cast
@@ -44,7 +45,7 @@ import httptools
 
 from stickyroute.errors import UpstreamConnectError, UpstreamError, UpstreamTimeout
 
-__all__ = ["Connection", "EarlyClose", "Home", "RawReply", "Target", "translate"]
+__all__ = ["Connection", "EarlyClose", "Home", "Late", "RawReply", "Target", "translate"]
 _BODYLESS = frozenset({204, 304})
 
 
@@ -99,6 +100,14 @@ class RawReply:
     too_large: bool = False
 
 
+@dataclass(frozen=True, slots=True)
+class Late:
+    """What an exchange's first future gives when its answer deadline passed first: the future
+    of the reply still awaited (it ends at the exchange's own deadline)."""
+
+    reply: asyncio.Future[RawReply]
+
+
 class Home(Protocol):
     """Where a connection goes back (its agent's pool, `stickyroute.forwarding.pools`)."""
 
@@ -123,7 +132,7 @@ class Connection(asyncio.Protocol):
         self.closed = False
         self.idle_since = 0.0
         self._parser = httptools.HttpResponseParser(self)
-        self._reply: asyncio.Future[RawReply] | None = None
+        self._reply: asyncio.Future[RawReply | Late] | asyncio.Future[RawReply] | None = None
         self._status = 0
         self._headers: list[tuple[bytes, bytes]] = []
         self._chunks: list[bytes] = []
@@ -134,6 +143,7 @@ class Connection(asyncio.Protocol):
         self._timer: asyncio.TimerHandle | None = None
         self._deadline = 0.0
         self._deadline_s = 0.0
+        self._answer_at = math.inf
         self._idle_s = 0.0
         self._reusable = False
         self._last = 0.0
@@ -141,17 +151,21 @@ class Connection(asyncio.Protocol):
     # --- the exchange ------------------------------------------------------------------------
 
     def send(self, head: bytes, body: bytes, cap: int, deadline_s: float, idle_s: float,
-             head_only: bool = False) -> asyncio.Future[RawReply]:
-        """Write the request; the future of its reply (cancel it to abort the exchange: the
-        connection is closed). `head_only`: a HEAD request (no reply body whatever its framing)."""
+             head_only: bool = False, answer_s: float | None = None) -> asyncio.Future[RawReply | Late]:
+        """Write the request; the future of its reply (cancel it, or set its exception, to abort
+        the exchange: the connection is closed). `head_only`: a HEAD request (no reply body
+        whatever its framing). `answer_s`: when no reply came that soon, the future gives `Late`
+        with the future of the reply still awaited (None: never)."""
         assert self.transport is not None and self._reply is None
-        reply = self._reply = self._loop.create_future()
+        reply: asyncio.Future[RawReply | Late] = self._loop.create_future()
+        self._reply = reply
         reply.add_done_callback(self._ended)
         self._cap, self._head_only = cap, head_only
         self._status, self._headers, self._chunks, self._size, self._headers_done = 0, [], [], 0, False
         now = self._loop.time()
         self._deadline, self._deadline_s, self._idle_s, self._last = now + deadline_s, deadline_s, idle_s, now
-        self._timer = self._loop.call_at(min(self._deadline, now + idle_s), self._check_time)
+        self._answer_at = now + answer_s if answer_s is not None else math.inf
+        self._timer = self._loop.call_at(min(self._deadline, now + idle_s, self._answer_at), self._check_time)
         if len(body) < 65536:
             self.transport.write(head + body)
         else:
@@ -166,7 +180,22 @@ class Connection(asyncio.Protocol):
         elif now >= self._last + self._idle_s:
             self._fail(TimeoutError(f"nothing read for {self._idle_s} s"))
         else:
-            self._timer = self._loop.call_at(min(self._deadline, self._last + self._idle_s), self._check_time)
+            if now >= self._answer_at:
+                self._go_late()
+            self._timer = self._loop.call_at(min(self._deadline, self._last + self._idle_s, self._answer_at),
+                                             self._check_time)
+
+    def _go_late(self) -> None:
+        """The answer deadline passed: the first future gives `Late`, a new one takes the reply."""
+        first = self._reply
+        self._answer_at = math.inf
+        if first is None or first.done():
+            return
+        late: asyncio.Future[RawReply] = self._loop.create_future()
+        first.remove_done_callback(self._ended)
+        late.add_done_callback(self._ended)
+        self._reply = late
+        first.set_result(Late(late))  # type: ignore[arg-type]
 
     def _fail(self, exc: BaseException) -> None:
         reply = self._reply
@@ -184,7 +213,7 @@ class Connection(asyncio.Protocol):
         self._reusable = reusable
         reply.set_result(RawReply(self._status, self._headers, body))
 
-    def _ended(self, reply: asyncio.Future[RawReply]) -> None:
+    def _ended(self, reply: asyncio.Future[RawReply | Late] | asyncio.Future[RawReply]) -> None:
         """The exchange is over (answered, failed or cancelled): back to the pool, or closed."""
         self._reply = None
         if self._timer is not None:

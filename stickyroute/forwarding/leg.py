@@ -52,7 +52,7 @@ from stickyroute.config.listeners import ServerSettings
 from stickyroute.config.model import Agent, UpstreamSettings
 from stickyroute.errors import PlatformGone, UpstreamError, UpstreamTimeout
 from stickyroute.forwarding.deadlines import Deadlines
-from stickyroute.forwarding.exchange import RawReply, Target, translate
+from stickyroute.forwarding.exchange import Late, RawReply, Target, translate
 from stickyroute.forwarding.hangup import HANGUP
 from stickyroute.forwarding.headers import TrustedProxies, relay_response_headers, upstream_request_headers
 from stickyroute.forwarding.inbound import Inbound
@@ -182,25 +182,29 @@ class Leg:
             self.failures[(name, exc.kind)] += 1
             raise
         spent = loop.time() - started
+        late_on = deadlines.late_answer_s > 0
         exchange = conn.send(head, body, self.max_reply_bytes, deadlines.exchange_s - spent, deadlines.idle_s,
-                             head_only=method == "HEAD")
+                             head_only=method == "HEAD", answer_s=deadlines.answer_s - spent if late_on else None)
         gone = HANGUP.get()
-        try:
-            if deadlines.late_answer_s > 0:
-                raw = await self._until_answer(agent, exchange, gone, deadlines, spent)
-            elif gone is None:
-                raw = await exchange  # cancelling this task cancels the exchange (its connection closed)
-            else:
-                raw = await self._unless_gone(exchange, gone)
+        try:  # cancelling this task cancels the exchange (its connection closed)
+            raw = await exchange if gone is None else await self._unless_gone(exchange, gone)
         except UpstreamError as exc:
-            if not isinstance(exc, UpstreamTimeout) or exc.late is None:
-                self.failures[(name, exc.kind)] += 1
+            self.failures[(name, exc.kind)] += 1
             raise
+        if isinstance(raw, Late):
+            self.failures[(name, "timeout")] += 1
+            late: asyncio.Future[Reply] = loop.create_future()
+            self._late.add(late)
+            late.add_done_callback(self._late.discard)
+            late.add_done_callback(_retrieved)
+            raw.reply.add_done_callback(functools.partial(self._late_ended, name, late))
+            raise UpstreamTimeout(f"upstream timed out (no answer in {deadlines.answer_s} s; its late answer is "
+                                  f"awaited for {deadlines.late_answer_s} s more)", late=late)
         return self._reply(name, raw)
 
     @staticmethod
-    async def _unless_gone(exchange: asyncio.Future[RawReply], gone: asyncio.Future[None]) -> RawReply:
-        """The exchange's reply; PlatformGone (the exchange aborted) when `gone` resolves first."""
+    async def _unless_gone(exchange: asyncio.Future[RawReply | Late], gone: asyncio.Future[None]) -> RawReply | Late:
+        """The exchange's first answer; PlatformGone (the exchange aborted) when `gone` resolves first."""
         def hung_up(_gone: object) -> None:
             if not exchange.done():
                 exchange.set_exception(PlatformGone("the platform hung up before the agent answered: request "
@@ -211,46 +215,6 @@ class Leg:
             return await exchange
         finally:
             gone.remove_done_callback(hung_up)
-
-    async def _until_answer(self, agent: Agent, exchange: asyncio.Future[RawReply],
-                            gone: asyncio.Future[None] | None, deadlines: Deadlines, spent: float) -> RawReply:
-        """The exchange's reply; PlatformGone when `gone` resolves first; UpstreamTimeout with the
-        exchange as `late` after `deadlines.answer_s` (counting the `spent` seconds already)."""
-        if not exchange.done():
-            loop = asyncio.get_running_loop()
-            waiter: asyncio.Future[None] = loop.create_future()
-
-            def wake(_done: object = None) -> None:
-                if not waiter.done():
-                    waiter.set_result(None)
-
-            timer = loop.call_later(deadlines.answer_s - spent, wake)
-            exchange.add_done_callback(wake)
-            if gone is not None:
-                gone.add_done_callback(wake)
-            try:
-                await waiter
-            except asyncio.CancelledError:
-                exchange.cancel()
-                raise
-            finally:
-                timer.cancel()
-                exchange.remove_done_callback(wake)
-                if gone is not None:
-                    gone.remove_done_callback(wake)
-        if exchange.done():
-            return exchange.result()
-        if gone is not None and gone.done():
-            exchange.cancel()  # the platform went away: free the connection now
-            raise PlatformGone("the platform hung up before the agent answered: request cancelled")
-        self.failures[(agent.name, "timeout")] += 1
-        late: asyncio.Future[Reply] = asyncio.get_running_loop().create_future()
-        self._late.add(late)
-        late.add_done_callback(self._late.discard)
-        late.add_done_callback(_retrieved)
-        exchange.add_done_callback(functools.partial(self._late_ended, agent.name, late))
-        raise UpstreamTimeout(f"upstream timed out (no answer in {deadlines.answer_s} s; its late answer is "
-                              f"awaited for {deadlines.late_answer_s} s more)", late=late)
 
     def _late_ended(self, name: str, late: asyncio.Future[Reply], exchange: asyncio.Future[RawReply]) -> None:
         """A late exchange ended: its reply (or error, counted `late_<kind>`) goes to `late`."""
