@@ -1,15 +1,12 @@
 """One HTTP/1.1 exchange with an agent on a pooled keep-alive connection, replies parsed by httptools.
 
     conn = await pools.acquire(agent, target, wait_s)      # `forwarding.pools`: a slot, then a connection
-    reply = conn.send(head, body, cap, deadline_s, idle_s)  # a future: the Reply, or an UpstreamError
-    ...                                                     # the connection returns to the pool by itself
+    reply = conn.send(head, body, cap, deadline_s, idle_s)  # a future: RawReply (or Late), or an UpstreamError
 
 Why not a general client: the leg relays bytes it already has. The request head is built once
-(`Target.head`: request line, `Host`, `Content-Length`, the given fields as they are) and written
-with the body unchanged; the reply is read by `httptools.HttpResponseParser` into status, raw
-headers (names as the agent spelled them, order and duplicates kept) and the body (still
-`Content-Encoding`-encoded). Nothing is added, decompressed, followed or retried: a POST is never
-sent twice. Measured against aiohttp's client in README "Performance".
+(`Target.head`) and written with the body unchanged; the reply is read by httptools into status,
+raw headers (as spelled, order and duplicates kept) and the body (still encoded). Nothing is
+added, decompressed, followed or retried: a POST is never sent twice (docs "Performance").
 
 HTTP/1.1 (RFC 9112): `Content-Length` and chunked replies (trailers dropped), a reply ended by
 closing the connection (neither), 1xx interim replies skipped, no body for HEAD, 204 and 304. A
@@ -20,7 +17,7 @@ connection is reused only when the reply was read whole and both sides keep it a
 Deadlines (seconds, the loop's clock): the whole exchange `deadline_s` after it was sent, and
 `idle_s` without a byte from the agent (the timer is re-armed lazily, once per period, not per
 read). A reply body over `cap` bytes ends the exchange at once: its status and raw headers are
-kept, `Outcome.too_large` set, the connection closed.
+kept, `RawReply.too_large` set, the connection closed.
 
 Every failure is an `UpstreamError` set on the reply future, its cause the foreign exception
 (`translate`, the only place that maps them):
@@ -224,6 +221,10 @@ class Connection(asyncio.Protocol):
         if not reusable:
             self.close()
         self._pool.give_back(self, reusable)
+
+    def usable(self) -> bool:
+        """Open and not closing (an idle connection the agent is closing is not reused)."""
+        return not self.closed and self.transport is not None and not self.transport.is_closing()
 
     def close(self) -> None:
         """Close the connection now (an exchange still running fails as an early close)."""

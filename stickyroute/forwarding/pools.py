@@ -110,7 +110,7 @@ class Pools:
         now = pool.loop.time()
         while idle:
             conn = idle.pop()
-            if not conn.closed and now - conn.idle_since < IDLE_KEEP_S:
+            if not conn.closed and now - conn.idle_since < IDLE_KEEP_S and conn.usable():
                 return conn
             conn.close()
         try:
