@@ -4,7 +4,7 @@
     reply = conn.send(head, body, cap, deadline_s, idle_s)  # a future: RawReply (or Late), or an UpstreamError
 
 Why not a general client: the leg relays bytes it already has. The request head is built once
-(`Target.head`) and written with the body unchanged; the reply is read by httptools into status,
+(`target.Target.head`) and written with the body unchanged; the reply is read by httptools into status,
 raw headers (as spelled, order and duplicates kept) and the body (still encoded). Nothing is
 added, decompressed, followed or retried: a POST is never sent twice (docs "Performance").
 
@@ -42,7 +42,7 @@ import httptools
 
 from stickyroute.errors import UpstreamConnectError, UpstreamError, UpstreamTimeout
 
-__all__ = ["Connection", "EarlyClose", "Home", "Late", "RawReply", "Target", "translate"]
+__all__ = ["Connection", "EarlyClose", "Home", "Late", "RawReply", "translate"]
 _BODYLESS = frozenset({204, 304})
 
 
@@ -60,30 +60,6 @@ def translate(exc: BaseException, connecting: bool = False) -> UpstreamError:
     if isinstance(exc, TimeoutError):
         return UpstreamTimeout(f"upstream timed out ({text})")
     return UpstreamError(f"upstream failed ({text})")
-
-
-@dataclass(frozen=True, slots=True)
-class Target:
-    """Where an exchange goes: `host`, `port`, `tls`; the request-target and `Host` field as bytes."""
-
-    host: str
-    port: int
-    tls: bool
-    path: bytes
-    """Path and query exactly as built (never requoted)."""
-    authority: bytes
-    """The `Host` field: host, `[v6]`, `:port` unless the scheme's default."""
-
-    def head(self, method: str, fields: list[tuple[bytes, bytes]], length: int | None) -> bytes:
-        """The request head: request line, `Host`, `Content-Length: length` (None: none), then
-        `fields` in order as given (never `Host` or `Content-Length`), the blank line."""
-        lines = [method.encode("latin-1"), b" ", self.path, b" HTTP/1.1\r\nHost: ", self.authority, b"\r\n"]
-        if length is not None:
-            lines += (b"Content-Length: ", str(length).encode(), b"\r\n")
-        for name, value in fields:
-            lines += (name, b": ", value, b"\r\n")
-        lines.append(b"\r\n")
-        return b"".join(lines)
 
 
 @dataclass(slots=True)

@@ -45,18 +45,17 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Protocol
 
-import yarl
-
 from stickyroute.channels.base import BodyPart
 from stickyroute.config.listeners import ServerSettings
 from stickyroute.config.model import Agent, UpstreamSettings
 from stickyroute.errors import PlatformGone, UpstreamError, UpstreamTimeout
 from stickyroute.forwarding.deadlines import Deadlines
-from stickyroute.forwarding.exchange import Late, RawReply, Target, translate
+from stickyroute.forwarding.exchange import Late, RawReply, translate
 from stickyroute.forwarding.hangup import HANGUP
 from stickyroute.forwarding.headers import TrustedProxies, relay_response_headers, upstream_request_headers
 from stickyroute.forwarding.inbound import Inbound
 from stickyroute.forwarding.pools import Pools
+from stickyroute.forwarding.target import target_of
 from stickyroute.reply import Reply
 
 __all__ = ["Forwarding", "Leg", "translate", "upstream_url"]
@@ -95,20 +94,6 @@ def upstream_url(base: str, raw_path: str | bytes, query: bytes | str) -> str:
     if not query_text:
         return url
     return f"{url}{'&' if '?' in url else '?'}{query_text}"
-
-
-@functools.lru_cache(maxsize=4096)
-def _target(url: str) -> Target:
-    """The upstream URL exactly as built from the inbound request (no requoting) as a `Target`;
-    ValueError for a URL that is not ASCII http(s) with a host."""
-    if not url.isascii() or any(ord(ch) < 0x21 or ord(ch) == 0x7F for ch in url):
-        raise ValueError(f"not an encoded URL: {url!r}")
-    parsed = yarl.URL(url, encoded=True)
-    if parsed.scheme not in ("http", "https") or not parsed.host or parsed.port is None:
-        raise ValueError(f"not an http(s) URL: {url!r}")
-    path = parsed.raw_path_qs or "/"
-    return Target(parsed.raw_host or parsed.host, parsed.port, parsed.scheme == "https", path.encode("ascii"),
-                  parsed.host_port_subcomponent.encode("ascii") if parsed.host_port_subcomponent else b"")
 
 
 class Leg:
@@ -169,7 +154,7 @@ class Leg:
         in UpstreamTimeout.late; a hang-up aborts the exchange, PlatformGone)."""
         name = agent.name
         try:
-            target = _target(url)
+            target = target_of(url)
         except ValueError as exc:
             self.failures[(name, "error")] += 1
             raise UpstreamError(f"invalid upstream URL {url!r}") from exc

@@ -20,7 +20,8 @@ from collections.abc import Callable
 
 from stickyroute.config.model import Agent
 from stickyroute.errors import UpstreamPoolExhausted
-from stickyroute.forwarding.exchange import Connection, Target, translate
+from stickyroute.forwarding.exchange import Connection, translate
+from stickyroute.forwarding.target import Target
 
 __all__ = ["IDLE_KEEP_S", "Pools"]
 
