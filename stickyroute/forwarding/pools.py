@@ -8,8 +8,8 @@ The gate (an `asyncio.Semaphore` of the agent's `max_connections`) is what a req
 every connection of the agent is busy, so that wait is told apart from a connect failure: past
 `connect_timeout_s` it is `UpstreamPoolExhausted` (503, kind `pool_exhausted`), never
 "unreachable". One agent's pool never holds another's requests (field report: one hanging agent
-exhausted a shared pool). Idle connections are reused last-in first-out; one idle longer than
-`IDLE_KEEP_S`, or closed by the agent, is dropped.
+exhausted a shared pool). Idle connections are reused last-in first-out; one idle for
+`IDLE_KEEP_S` is closed (a timer per pool, armed while any is idle), one the agent closed dropped.
 """
 
 from __future__ import annotations
@@ -40,13 +40,28 @@ class _Pool:
         self.open: set[Connection] = set()
         self.closed = False
         self.on_release: Callable[[], None] = lambda: None
+        self._sweep: asyncio.TimerHandle | None = None
+        """Armed while connections are idle: closes those idle longer than IDLE_KEEP_S."""
 
     def give_back(self, conn: Connection, reusable: bool) -> None:
         if reusable and not self.closed:
             conn.idle_since = self.loop.time()
             self.idle.append(conn)
+            if self._sweep is None:
+                self._sweep = self.loop.call_later(IDLE_KEEP_S, self._close_stale)
         self.gate.release()
         self.on_release()
+
+    def _close_stale(self) -> None:
+        """Close the connections idle for IDLE_KEEP_S or longer (oldest first in the list); re-arm
+        while any stay idle."""
+        self._sweep = None
+        now = self.loop.time()
+        while self.idle and now - self.idle[0].idle_since >= IDLE_KEEP_S:
+            self.idle.pop(0).close()
+        if self.idle and not self.closed:
+            wait = IDLE_KEEP_S - (now - self.idle[0].idle_since)
+            self._sweep = self.loop.call_later(wait, self._close_stale)
 
     def lost(self, conn: Connection) -> None:
         self.open.discard(conn)
@@ -55,6 +70,9 @@ class _Pool:
 
     def close(self) -> None:
         self.closed = True
+        if self._sweep is not None:
+            self._sweep.cancel()
+            self._sweep = None
         for conn in list(self.open):
             conn.close()
         self.idle.clear()

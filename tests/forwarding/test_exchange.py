@@ -284,3 +284,24 @@ async def test_a_cancelled_forward_closes_its_connection_and_frees_the_slot(leg:
             await task
         await asyncio.sleep(0)
     assert leg.pools.in_use == {"billing": 0}
+
+
+async def test_an_idle_connection_is_closed_after_the_idle_keep(monkeypatch: pytest.MonkeyPatch, leg: Leg) -> None:
+    from stickyroute.forwarding import pools
+
+    monkeypatch.setattr(pools, "IDLE_KEEP_S", 0.2)
+    closed = asyncio.Event()
+
+    def make(up: Agent) -> Handler:
+        async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            await up.read_request(reader)
+            writer.write(OK)
+            await writer.drain()
+            await reader.read()  # until the leg closes it
+            closed.set()
+        return handler
+
+    async with raw_agent(make) as up:
+        reply = await _forward(leg, up)
+        await asyncio.wait_for(closed.wait(), HANG_GUARD_S)
+    assert (reply.status, leg.pools._pools["billing"].idle) == (200, [])
