@@ -74,10 +74,20 @@ async def flush_prefix(url: str, prefix: str) -> int:
         await client.aclose()
 
 
+_HANDED_OUT: set[int] = set()
+
+
 def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
+    """A loopback port nobody listens on now and that this test process has not handed out
+    before: two calls in a row (a proxy's webhook and admin ports, an agent's) never return the
+    same port, although the kernel's port 0 may pick a just-closed probe's port again."""
+    while True:
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = int(probe.getsockname()[1])
+        if port not in _HANDED_OUT:
+            _HANDED_OUT.add(port)
+            return port
 
 
 class OwnRedis:

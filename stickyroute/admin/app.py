@@ -2,8 +2,9 @@
 Starlette app built from the route table (`ENDPOINTS`), behind `BodyCap` (no body over `[admin]
 max_body_bytes` is read) and `BearerAuth` (tokens, sessions, the failed-authentication throttle).
 
-Routes and what they answer: README "Operating it", and `GET /v1/openapi.json` (generated from
-the same table). JSON in and out; errors are `{"error", "detail"}` (proxy.admin.errors).
+Routes and what they answer: docs/operating.md "The admin listener and its API", and
+`GET /v1/openapi.json` (generated from the same table). JSON in and out; errors are
+`{"error", "detail"}` (stickyroute.admin.errors).
 """
 
 from __future__ import annotations

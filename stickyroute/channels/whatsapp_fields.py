@@ -24,7 +24,7 @@ phone_number_quality_update; BSUIDs: "Business-scoped user IDs"), platforms.md s
 participant: `recipient_participant_id` / `recipient_participant_user_id` (BSUID; older payloads
 `recipient_user_id`), the group being `recipient_id`.
 
-Routing (README "WhatsApp fields"): USER_EVENT follows the user's binding or live route without
+Routing (docs/platforms/whatsapp.md "WhatsApp fields"): USER_EVENT follows the user's binding or live route without
 refreshing it (reason `user_event`); HISTORY the user's binding, else the default (reason
 `history`), never the classifier and never a route; NO_SENDER a chat binding or the default.
 """

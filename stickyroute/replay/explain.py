@@ -49,11 +49,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Load the config, print the explanation; 0, or 2 for an unknown channel or agent."""
+    """Load the config, print the explanation; 0, or 2 for an invalid config (its errors on
+    stderr, each naming the file and the key) or an unknown channel or agent."""
     from stickyroute.config.loader import load_config
+    from stickyroute.errors import ConfigError
     from stickyroute.hints import parse_hint
 
-    config = load_config(args.config, warn=False)  # warnings are `check`'s and `serve`'s business
+    try:
+        config = load_config(args.config, warn=False)  # warnings are `check`'s and `serve`'s business
+    except ConfigError as exc:
+        print(f"explain: {exc}", file=sys.stderr)
+        return 2
     if args.channel not in config.channels:
         print(f"explain: no channel {args.channel!r} in {args.config}", file=sys.stderr)
         return 2

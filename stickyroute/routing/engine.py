@@ -4,12 +4,12 @@
 caller awaits the classifier and hands the answer to `conclude()`, which returns the `Decision`)
 or a `NeedsPermit` (an explicit switch: the caller spends one of the sender's
 `explicit_switches_per_minute` and takes `granted`, or `refused` when none is left).
-No I/O, no clock: `now` is seconds on the caller's clock. The semantics are issue #3's contract
-(allow-lists: issue #11) and every branch names its reason (see README "Decision reasons").
+No I/O, no clock: `now` is seconds on the caller's clock. The semantics are docs/routing.md's
+(allow-lists: "Who may be chosen") and every branch names its reason ("Decision reasons").
 A `Decision` says whether it `switched` the conversation to another agent: a live route moved
 elsewhere, or an explicit switch (or `/agent auto`) away from where the conversation was.
 
-Issue #22's rules: a message that keywords or the classifier send to a non-sticky agent
+Tasks, detours and desks (docs/routing.md): a message that keywords or the classifier send to a non-sticky agent
 (`rules.detours`) goes there with reason `detour` while the route stays as it was (its divergence
 counter untouched; `sticky_ttl` restarts the previous agent's window); a route a human desk holds
 (`Route.held`, `rules.desks`) takes every text message (reason `held`) until the user switches

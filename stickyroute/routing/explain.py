@@ -57,7 +57,8 @@ def explain_outcome(rules: ChannelRules, text: str, current: str | None = None, 
     envelope = Envelope(channel_name, MessageKind.TEXT, delivery_id="1", sender_id=SENDER, chat_id=SENDER, text=text)
     outcome = decide(envelope, route, rules, now)
     scores = rules.scorer.scores(text)
-    bonus = settings.sticky_bonus if current is not None else 0
+    holder = route.agent if route is not None else None  # after the signal: None once released
+    bonus = settings.sticky_bonus if holder is not None else 0
     lines = [f"channel {channel_name}: strategy {settings.strategy.value}, threshold {settings.confidence_threshold},"
              f" sticky bonus {settings.sticky_bonus}, divergence count {settings.divergence_count}",
              f"message: {text!r}",
@@ -67,9 +68,9 @@ def explain_outcome(rules: ChannelRules, text: str, current: str | None = None, 
     effective = {}
     for agent in rules.agents:
         raw = scores.get(agent, 0)
-        extra = bonus if agent == current else 0
+        extra = bonus if agent == holder else 0
         effective[agent] = raw + extra
-        tail = f" + bonus {extra} = {raw + extra}  (current)" if agent == current else ""
+        tail = f" + bonus {extra} = {raw + extra}  (current)" if agent == holder else ""
         lines.append(f"  {agent:<{width}}  {raw:3d}{tail}")
     ranked = sorted(effective.items(), key=lambda kv: -kv[1])
     top_agent, top = ranked[0]

@@ -8,7 +8,7 @@ the route is released, or handed on to `then`). Pure, like the engine.
 
 A signal is accepted only for a live Layer-2 route whose agent is the signal's sender and whose
 version (`Route.chosen_at`) is the one the agent was forwarded (a later message moved it: stale).
-Per strategy (README "Auto-route strategies"):
+Per strategy (docs/routing.md "The four strategies"):
 
     strategy           handoff   not-mine (divergence)   not-mine (confirm)   done            done + then
     off                ignored   ignored                 ignored              a desk's only   ignored

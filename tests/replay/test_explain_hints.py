@@ -66,3 +66,31 @@ def test_a_handoff_shows_the_handoff_reason(capsys, monkeypatch) -> None:
 )
 def test_bad_hint_options_are_errors(capsys, monkeypatch, args, err) -> None:
     assert run(capsys, monkeypatch, "--text", TAXI, *args)[0::2] == (2, err)
+
+
+def test_a_done_hint_scores_the_message_as_a_first_one(capsys, monkeypatch) -> None:
+    """After "done" the route is released: no agent is current, so no sticky bonus is added and
+    the top score is the raw one (the old table still gave the released agent its bonus)."""
+    code, lines, _err = run(capsys, monkeypatch, "--text", TAXI, "--current", "hotel", "--hint", "done")
+    scores = lines[lines.index("scores (raw keyword points; effective = raw + bonus for the current agent):") + 1:][:3]
+    assert code == 0
+    assert [line.split() for line in scores] == [["hotel", "0"], ["taxi", "6"], ["train", "0"]]
+    assert not any("(current)" in line for line in lines)
+
+
+def test_a_handoff_scores_with_the_bonus_on_the_new_holder(capsys, monkeypatch) -> None:
+    code, lines, _err = run(capsys, monkeypatch, "--text", TAXI, "--current", "hotel", "--handoff")
+    assert code == 0
+    assert [line for line in lines if "(current)" in line] == ["  hotel      0 + bonus 4 = 4  (current)"]
+
+
+def test_an_invalid_config_lists_its_problems_and_exits_2(tmp_path, capsys) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[agents.a]\nurl = "http://127.0.0.1:1"\n[channels.t]\ntype = "telegram"\npath = "/t"\n'
+                   'default_agent = "zzz"\n')
+    parser = argparse.ArgumentParser()
+    explain_module.add_arguments(parser)
+    code = explain_module.run(parser.parse_args(["--config", str(bad), "--channel", "t", "--text", "hello"]))
+    out = capsys.readouterr()
+    assert (code, out.out) == (2, "")
+    assert out.err == f'explain: {bad}: channels.t.default_agent: no agent named "zzz"\n'

@@ -121,7 +121,7 @@ def test_workers_log_json_from_every_process_and_the_config_warnings_once(tmp_pa
     warnings = [r for r in records if str(r["message"]).startswith("config warning:")]
     ready = [r for r in records if re.fullmatch(r"worker \d+ ready", str(r["message"]))]
     started = [r for r in records if r["message"] == "started"]
-    assert reply.status_code == 200
+    assert reply.status_code == 200, (reply.headers, reply.text, log.read_text(errors="replace")[-3000:])
     assert [w["message"] for w in warnings] == [
         f"config warning: {config}: agents.default.keywords: no keywords while channel telegram uses sticky_heuristic: "
         "the keyword gate never suggests this agent"]
