@@ -5,11 +5,14 @@ the request head written there.
     head = target.head(method, fields, length)     # bytes: request line, Host, Content-Length, fields
 
 The URL is the one the leg built from the inbound request (`leg.upstream_url`): never requoted.
-`Host` is the URL's host (`[v6]` for IPv6) with `:port` unless it is the scheme's default.
+`Host` is the URL's host (`[v6]` for IPv6) with `:port` unless it is the scheme's default; a
+`user:password@` in the URL becomes `Authorization: Basic ...` unless the request carries its own
+`Authorization` (a platform's signature header always reaches the agent).
 """
 
 from __future__ import annotations
 
+import base64
 import functools
 from dataclasses import dataclass
 
@@ -29,6 +32,8 @@ class Target:
     """Path and query exactly as built (never requoted)."""
     authority: bytes
     """The `Host` field: host, `[v6]`, `:port` unless the scheme's default."""
+    credentials: bytes | None = None
+    """`Basic <base64>` of the URL's `user:password` (None without them)."""
 
     def head(self, method: str, fields: list[tuple[bytes, bytes]], length: int | None) -> bytes:
         """The request head: request line, `Host`, `Content-Length: length` (None: none), then
@@ -38,6 +43,8 @@ class Target:
             lines += (b"Content-Length: ", str(length).encode(), b"\r\n")
         for name, value in fields:
             lines += (name, b": ", value, b"\r\n")
+        if self.credentials is not None and not any(name.lower() == b"authorization" for name, _v in fields):
+            lines += (b"Authorization: ", self.credentials, b"\r\n")
         lines.append(b"\r\n")
         return b"".join(lines)
 
@@ -53,5 +60,10 @@ def target_of(url: str) -> Target:
     if parsed.scheme not in ("http", "https") or not parsed.host or parsed.port is None:
         raise ValueError(f"not an http(s) URL: {url!r}")
     path = parsed.raw_path_qs or "/"
+    credentials = None
+    if parsed.user is not None:  # HTTP Basic from the URL (RFC 7617), as aiohttp's client sent it
+        pair = f"{parsed.user}:{parsed.password or ''}".encode("latin-1")
+        credentials = b"Basic " + base64.b64encode(pair)
     return Target(parsed.raw_host or parsed.host, parsed.port, parsed.scheme == "https", path.encode("ascii"),
-                  parsed.host_port_subcomponent.encode("ascii") if parsed.host_port_subcomponent else b"")
+                  parsed.host_port_subcomponent.encode("ascii") if parsed.host_port_subcomponent else b"",
+                  credentials)

@@ -29,3 +29,12 @@ def test_the_head_is_the_request_line_host_length_and_the_fields_as_given() -> N
     head = target_of("http://agent:8080/tg?x=1").head("POST", [(b"X-A", b"1"), (b"x-a", b"2")], 12)
     assert head == b"POST /tg?x=1 HTTP/1.1\r\nHost: agent:8080\r\nContent-Length: 12\r\nX-A: 1\r\nx-a: 2\r\n\r\n"
     assert target_of("http://agent/").head("GET", [], None) == b"GET / HTTP/1.1\r\nHost: agent\r\n\r\n"
+
+
+def test_credentials_in_the_url_become_basic_authorization_unless_the_request_has_its_own() -> None:
+    target = target_of("http://bot:s%20cret@agent:8080/tg")
+    assert target.credentials == b"Basic Ym90OnMgY3JldA=="  # base64 of "bot:s cret"
+    assert target.head("POST", [(b"x-a", b"1")], 0).endswith(b"x-a: 1\r\nAuthorization: Basic Ym90OnMgY3JldA==\r\n\r\n")
+    own = target.head("POST", [(b"Authorization", b"Bearer platform")], 0)
+    assert (own.count(b"uthorization"), b"Bearer platform" in own) == (1, True)
+    assert b"@" not in target.authority
