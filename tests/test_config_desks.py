@@ -149,3 +149,40 @@ def test_stickyroute_check_names_the_file_and_the_desk_keys(tmp_path, capsys):
     assert capsys.readouterr().out.splitlines()[:2] == [
         f'{path}: agents.weather.stiky: unknown key (did you mean "sticky"?)',
         f"{path}: agents.humans.hold_minutes: must be > 0, got -5"]
+
+
+def test_sticky_bonus_offset_from_the_agent_or_its_rule_pack(tmp_path):
+    (tmp_path / "taxi.toml").write_text('keywords = ["taxi"]\nsticky_bonus_offset = 2\n')
+    agents = AGENTS.replace('keywords = ["forecast"]', 'keywords = ["forecast"]\nsticky_bonus_offset = 3\nrules = '
+                            '"taxi.toml"') + '\n[agents.taxi]\nurl = "http://127.0.0.1:9104"\nrules = "taxi.toml"\n'
+    config = load_config(write(tmp_path, config_text(agents)), env={})
+    assert [(a.name, a.sticky_bonus_offset) for a in config.agents.values()] == [
+        ("coder", 0), ("weather", 3), ("humans", 0), ("taxi", 2)]
+
+
+@pytest.mark.parametrize(("value", "problem"), [
+    ("-1", "agents.coder.sticky_bonus_offset: must be between 0 and 100, got -1"),
+    ('"1"', 'agents.coder.sticky_bonus_offset: expected an integer, got the string "1"'),
+])
+def test_a_bad_sticky_bonus_offset_names_its_key(tmp_path, value, problem):
+    agents = AGENTS.replace('keywords = ["pull request"]', f'keywords = ["pull request"]\nsticky_bonus_offset = {value}')
+    assert problems(tmp_path, config_text(agents))[0] == [problem]
+
+
+def test_a_packs_bad_sticky_bonus_offset_is_reported_under_rules(tmp_path):
+    (tmp_path / "taxi.toml").write_text("sticky_bonus_offset = 101\n")
+    agents = AGENTS + '\n[agents.taxi]\nurl = "http://127.0.0.1:9104"\nrules = "taxi.toml"\n'
+    assert problems(tmp_path, config_text(agents))[0] == [
+        "agents.taxi.rules: taxi.toml: sticky_bonus_offset: must be between 0 and 100, got 101"]
+
+
+def test_two_topic_confirm_from_the_agent_or_its_rule_pack(tmp_path):
+    (tmp_path / "taxi.toml").write_text('keywords = ["taxi"]\ntwo_topic_confirm = true\n')
+    agents = AGENTS.replace('keywords = ["forecast"]', 'keywords = ["forecast"]\ntwo_topic_confirm = false\nrules = '
+                            '"taxi.toml"') + '\n[agents.taxi]\nurl = "http://127.0.0.1:9104"\nrules = "taxi.toml"\n'
+    config = load_config(write(tmp_path, config_text(agents)), env={})
+    assert [(a.name, a.two_topic_confirm) for a in config.agents.values()] == [
+        ("coder", False), ("weather", False), ("humans", False), ("taxi", True)]
+    agents = AGENTS.replace('keywords = ["pull request"]', 'keywords = ["pull request"]\ntwo_topic_confirm = 1')
+    assert problems(tmp_path, config_text(agents))[0] == [
+        "agents.coder.two_topic_confirm: expected true or false, got the integer 1"]

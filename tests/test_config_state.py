@@ -31,7 +31,13 @@ def write(tmp_path: Path, state: str) -> str:
 
 def test_defaults_are_the_memory_backend() -> None:
     assert (StateSettings(), StateSettings().shared, StateSettings().op_timeout_s) == (
-        StateSettings("memory", "redis://127.0.0.1:6379/0", "stickyroute:", 50.0), False, 0.05)
+        StateSettings("memory", "redis://127.0.0.1:6379/0", "stickyroute:", 250.0, "memory"), False, 0.25)
+
+
+@pytest.mark.parametrize("choice", ["memory", "refuse"])
+def test_when_unavailable_is_memory_or_refuse(tmp_path: Path, choice: str) -> None:
+    config = load_config(write(tmp_path, f'backend = "redis"\nwhen_unavailable = "{choice}"\n'), env={})
+    assert config.state.when_unavailable == choice
 
 
 def test_a_full_redis_table_with_an_environment_url(tmp_path: Path) -> None:
@@ -55,6 +61,7 @@ def test_a_full_redis_table_with_an_environment_url(tmp_path: Path) -> None:
         ('key_prefix = "a{b}:"', "state.key_prefix: must not contain { or } (Redis Cluster hash tags are the first "
                                  "{...} of a key)"),
         ("op_timeout_ms = 0", "state.op_timeout_ms: must be > 0, got 0"),
+        ('when_unavailable = "drop"', 'state.when_unavailable: expected one of memory, refuse; got "drop"'),
         ('url = "${NO_SUCH_VAR}"', "state.url: environment variable NO_SUCH_VAR is not set"),
         ("op_timeout = 5", 'state.op_timeout: unknown key (did you mean "op_timeout_ms"?)'),
     ],

@@ -92,9 +92,11 @@ ENDPOINTS = (
              body={"type": "object", "required": ["agent"], "additionalProperties": False,
                    "properties": {"agent": {"type": "string"}, "explicit": {"type": "boolean", "default": True}}},
              responses={200: "the new route", 404: "unknown channel", 409: "the conversation is being decided",
-                        422: "a bad body, or an agent the channel does not reach"}, tag="conversations"),
+                        422: "a bad body, or an agent the channel does not reach",
+                        503: "Redis did not answer in time (nothing written; retry)"}, tag="conversations"),
     Endpoint("DELETE", "/v1/conversations/{channel}/{chat}/{sender}/route", reset_route,
              "Reset the conversation to auto-routing (logged with reason admin)", params=_IDS,
              responses={200: "the route that was dropped", 404: "unknown channel, or no live route",
-                        409: "the conversation is being decided"}, tag="conversations"),
+                        409: "the conversation is being decided",
+                        503: "Redis did not answer in time (nothing written; retry)"}, tag="conversations"),
 )

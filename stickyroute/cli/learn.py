@@ -174,4 +174,11 @@ def _report(packs: Sequence[LearnedPack], labelled: Sequence[LabelledConversatio
     for pack, path in zip(packs, paths, strict=True):
         yours = sum(k.origin == "yours" for k in pack.keywords + pack.weak_keywords)
         print(f"  {path}: {len(pack.keywords)} strong, {len(pack.weak_keywords)} weak ({yours} of them yours), "
-              f"{len(pack.dropped)} of yours left out; {pack.messages} messages")
+              f"{len(pack.dropped)} of yours left out; {pack.messages} messages{_knobs(pack)}")
+
+
+def _knobs(pack: LearnedPack) -> str:
+    """The routing knobs a pack sets, as the summary line's tail ("" when none)."""
+    parts = [f"sticky_bonus_offset {pack.sticky_bonus_offset}"] if pack.sticky_bonus_offset else []
+    parts += ["two_topic_confirm"] if pack.two_topic_confirm else []
+    return f"; {', '.join(parts)}" if parts else ""

@@ -21,11 +21,13 @@ from stickyroute.config.rulepack import (
     merge_words,
     read_aliases,
     read_keywords,
+    read_offset,
     read_pack,
 )
 
 AGENT_KEYS = ("url", "channels", "description", "aliases", "keywords", "weak_keywords", "confirm_keywords",
-              "rules", "max_connections", "hidden", "token", "sticky", "human", "hold_minutes")
+              "rules", "max_connections", "hidden", "token", "sticky", "human", "hold_minutes",
+              "sticky_bonus_offset", "two_topic_confirm")
 
 
 def check_name(table: Table, name: str, what: str) -> bool:
@@ -91,8 +93,15 @@ def _read_agent(name: str, table: Table, config_dir: Path,
         max_connections=table.integer("max_connections", minimum=1),
         hidden=bool(table.boolean("hidden", False)),
         token=_token(table),
+        sticky_bonus_offset=_first_set(read_offset(table), pack.sticky_bonus_offset),
+        two_topic_confirm=bool(_first_set(table.boolean("two_topic_confirm"), pack.two_topic_confirm)),
         **read_desk(table),
     )
+
+
+def _first_set(*values: int | bool | None) -> int:
+    """The first value that is set (the agent's own key, then its pack's), else 0."""
+    return next((v for v in values if v is not None), 0)
 
 
 def _token(table: Table) -> str | None:

@@ -4,7 +4,8 @@
     backend = "redis"
     url = "${REDIS_URL}"            # redis://[user:password@]host[:port][/db], rediss://..., unix:///path
     key_prefix = "stickyroute:"
-    op_timeout_ms = 50
+    op_timeout_ms = 250
+    when_unavailable = "memory"     # memory | refuse: what deliveries get during a Redis outage
     delivery_ttl_hours = 24         # answered deliveries remembered (both backends)
     delivery_log_max_bytes = 67108864   # memory backend: stored answers' total size bound
 
@@ -18,7 +19,7 @@ from dataclasses import fields
 from urllib.parse import urlsplit
 
 from stickyroute.config._reader import Table
-from stickyroute.config.model import STATE_BACKENDS, StateSettings
+from stickyroute.config.model import STATE_BACKENDS, WHEN_UNAVAILABLE, StateSettings
 
 SCHEMES = ("redis", "rediss", "unix")
 _PORT_MAX = 65535
@@ -81,6 +82,9 @@ def read_state(table: Table | None) -> StateSettings:
     op_timeout_ms = table.number("op_timeout_ms", positive=True)
     if op_timeout_ms is not None:
         values["op_timeout_ms"] = op_timeout_ms
+    when_unavailable = table.choice("when_unavailable", WHEN_UNAVAILABLE)
+    if when_unavailable is not None:
+        values["when_unavailable"] = when_unavailable
     ttl_hours = table.number("delivery_ttl_hours", positive=True)
     if ttl_hours is not None:
         values["delivery_ttl_hours"] = ttl_hours

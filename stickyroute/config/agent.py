@@ -46,3 +46,13 @@ class Agent:
     """A human desk: a conversation handed, switched or pinned to it is held there (`held`)."""
     hold_s: float = DEFAULT_HOLD_MINUTES * 60.0
     """A desk's hold in seconds of inactivity (`hold_minutes` * 60); the route lives while held."""
+    sticky_bonus_offset: int = 0
+    """Extra points (>= 0) added to `[routing] sticky_bonus` while this agent holds the route: an
+    agent whose own turns often name other agents' words (a taxi named after the hotel it leaves
+    from) keeps its conversations against one such keyword. Learned packs may set it."""
+    two_topic_confirm: bool = False
+    """While this agent holds the route, a message of several sentences whose first one is not a
+    courtesy (acknowledgement or short) and does not name the keywords' winner is confirmed by the
+    classifier instead of switched by keywords alone: it opens with the holder's business and
+    brings up a second topic later ("Seven altogether. And I need a train too."). Learned packs
+    may set it."""

@@ -199,8 +199,12 @@ DESCRIPTIONS: dict[str, str | Doc] = {
     "state.url": "The Redis server: `redis://[user:password@]host:6379/0`, `rediss://` (TLS) or `unix:///path`; "
                  "`\"${REDIS_URL}\"` works; the password never appears in logs.",
     "state.key_prefix": "Prefix of every Redis key (several deployments can share one Redis); no `{` or `}`.",
-    "state.op_timeout_ms": "One Redis operation never holds a webhook longer; then the process serves on its memory "
-                           "fallback until Redis answers again.",
+    "state.op_timeout_ms": "How long one Redis operation may take, counted in the event loop's free time (a busy "
+                           "process does not make Redis late). Past it, while Redis is up: a delivery answers 503 "
+                           "(the platform retries), a routing decision uses the route this process last saw.",
+    "state.when_unavailable": "During a Redis outage (refused, reset, or late and no answer to a ping): `memory` "
+                              "keeps serving from this process's memory (at-least-once, routes not shared); `refuse` "
+                              "answers deliveries 503 so the platforms hold them until Redis is back.",
     "state.delivery_ttl_hours": "How long answered deliveries are remembered: a platform retry within it gets the "
                                 "stored answer (Telegram retries for about a day, Meta up to 7 days).",
     "state.delivery_log_max_bytes": "Memory backend: bound of the stored answers (bytes); the least recently used are "
@@ -227,6 +231,16 @@ DESCRIPTIONS: dict[str, str | Doc] = {
                          "desks)).",
     "agents.NAME.hold_minutes": Doc("A human desk's hold, in minutes without a message (> 0; only with `human = "
                                     "true`); the route does not expire while held.", "number", "`1440`"),
+    "agents.NAME.sticky_bonus_offset": Doc("Extra points (0-100) on top of `sticky_bonus` while this agent holds the "
+                                           "route, so that one keyword of another agent no longer ties it; a rule-pack "
+                                           "key too (`stickyroute learn` sets it, see [Learning keywords]"
+                                           "(learning.md)); the agent's own key wins over its pack's.",
+                                           "integer", "`0`"),
+    "agents.NAME.two_topic_confirm": "While this agent holds the route, a message of several sentences that opens "
+                                     "with its business (the first sentence no courtesy, without the other agent's "
+                                     "keywords) and brings up another agent's later is confirmed by the classifier "
+                                     "instead of switched by keywords alone; a rule-pack key too (`stickyroute learn` "
+                                     "sets it).",
     "agents.NAME.rules": Doc("A rule pack: `\"builtin:NAME\"` (shipped: billing, coder, debugger, devops, researcher, "
                              "sales, support, travel, writer) or a path relative to the config file (see "
                              "[Learning keywords](learning.md)).", "string", "none"),

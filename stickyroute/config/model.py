@@ -159,6 +159,7 @@ class ClassifierSettings:
 
 
 STATE_BACKENDS: tuple[str, ...] = ("memory", "redis")
+WHEN_UNAVAILABLE: tuple[str, ...] = ("memory", "refuse")
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,14 +169,18 @@ class StateSettings:
     `memory`: this process only (the default; one worker). `redis`: shared by every replica and
     worker at `url` (redis://, rediss:// or unix://; a password in the URL is kept out of repr),
     keys under `key_prefix`; one Redis operation never holds a webhook longer than
-    `op_timeout_ms` (then the process serves on its memory fallback until Redis answers again).
+    `op_timeout_ms` of the event loop's own time (a late reply is not an outage: its request
+    answers 503 or routes from the last route seen). During a declared outage (refused, reset,
+    or a late reply and a failed ping) `when_unavailable` says what deliveries get: `memory`
+    (served from per-process memory, at-least-once) or `refuse` (503: the platforms hold them).
     Answered deliveries are remembered `delivery_ttl_hours` on both backends.
     """
 
     backend: str = "memory"
     url: str = field(default="redis://127.0.0.1:6379/0", repr=False)
     key_prefix: str = "stickyroute:"
-    op_timeout_ms: float = 50.0
+    op_timeout_ms: float = 250.0
+    when_unavailable: str = "memory"
     delivery_ttl_hours: float = 24.0
     """How long an answered delivery is remembered: a platform retry within it gets the stored
     answer instead of a second forward (Telegram retries for about a day; Meta up to 7 days)."""

@@ -10,6 +10,8 @@ reported with the absolute path that was tried. Pack format, every key optional:
     keywords = ["pull request", ...]   # strong keywords: `strong_weight` points each (6)
     weak_keywords = ["code", ...]      # ambiguous words: `weak_weight` points each (1)
     confirm_keywords = ["repo"]        # strong, but they never decide alone: the classifier confirms
+    sticky_bonus_offset = 1            # extra sticky bonus while this agent holds a route (points)
+    two_topic_confirm = true           # a second topic after the holder's own business is confirmed
 
 Merging (`merge_words`): the agent's own list first, then the pack's, duplicates dropped
 case-insensitively (casefold) keeping the first spelling; a word that is a strong keyword is
@@ -61,6 +63,10 @@ class RulePack:
     keywords: tuple[str, ...] = ()
     weak_keywords: tuple[str, ...] = ()
     confirm_keywords: tuple[str, ...] = ()
+    sticky_bonus_offset: int | None = None
+    """None: the pack does not set it."""
+    two_topic_confirm: bool | None = None
+    """None: the pack does not set it."""
 
 
 def load_rule_pack(path: str | Path) -> RulePack:
@@ -74,7 +80,8 @@ def load_rule_pack(path: str | Path) -> RulePack:
     pack = None
     if data is not None:
         table = Table(data, "", problems)
-        table.reject_unknown(("description", "aliases", "keywords", "weak_keywords", "confirm_keywords"))
+        table.reject_unknown(("description", "aliases", "keywords", "weak_keywords", "confirm_keywords",
+                              "sticky_bonus_offset", "two_topic_confirm"))
         pack = RulePack(
             path=str(path),
             description=table.string("description", "", allow_empty=True) or "",
@@ -82,10 +89,22 @@ def load_rule_pack(path: str | Path) -> RulePack:
             keywords=read_keywords(table, "keywords"),
             weak_keywords=read_keywords(table, "weak_keywords"),
             confirm_keywords=read_keywords(table, "confirm_keywords"),
+            sticky_bonus_offset=read_offset(table),
+            two_topic_confirm=table.boolean("two_topic_confirm"),
         )
     if problems.errors or pack is None:
         raise ConfigError(problems.errors)
     return pack
+
+
+MAX_STICKY_BONUS_OFFSET = 100
+"""Largest `sticky_bonus_offset` accepted (points)."""
+
+
+def read_offset(table: Table) -> int | None:
+    """`sticky_bonus_offset`: an integer in [0, MAX_STICKY_BONUS_OFFSET], None when absent (or
+    invalid: the problem is recorded)."""
+    return table.integer("sticky_bonus_offset", minimum=0, maximum=MAX_STICKY_BONUS_OFFSET)
 
 
 def read_pack(table: Table, rules: str | None, folder: Path) -> RulePack:

@@ -8,7 +8,10 @@ Knows no platform: every platform question goes to the channel's adapter (`stick
 One path for one or many envelopes. Reads the wall clock once per request (and a monotonic timer
 around each forward). Nothing the proxy parses can produce a 5xx: a body that is not a known shape
 goes to the channel default unchanged (reason `unparsed`); only an agent that is down (502) or too
-slow (504) does, so the platform retries and nothing is lost. The platform gets a 2xx only when
+slow (504) does, or a delivery the shared state did not confirm (503 + `Retry-After`, reason
+`state_unavailable`: never claimed in per-process memory while Redis is up), so the platform
+retries and nothing is lost. Every forward names its deliveries and their attempt
+(`X-Stickyroute-Delivery`, `X-Stickyroute-Attempt`). The platform gets a 2xx only when
 every item reached an agent with a 2xx.
 
 Every request is accounted for in one place (`stickyroute.observe.Accounting.request`, in `handle`'s
@@ -31,21 +34,24 @@ from stickyroute.channels import ADAPTERS, BodyPart, ChannelAdapter, Request, Sp
 from stickyroute.config.model import Agent, Channel, Config
 from stickyroute.core.delivery import DecisionMemo, DeliveryKey
 from stickyroute.errors import UnparsedUpdate, UpstreamError, UpstreamTimeout
+from stickyroute.forwarding.claims import claim_all
+from stickyroute.forwarding.headers import delivery_headers
 from stickyroute.forwarding.inbound import Inbound
 from stickyroute.forwarding.lanes import run_lanes
 from stickyroute.forwarding.late import LateAnswers
 from stickyroute.forwarding.leg import REPLY_DROPPED, Forwarding
 from stickyroute.forwarding.offload import chunks, offload
-from stickyroute.forwarding.pending import Item, Pending
-from stickyroute.forwarding.replies import answer_of, redelivered, summary, text_reply
+from stickyroute.forwarding.pending import Item, Pending, deliveries_of, memos_of, merged
+from stickyroute.forwarding.replies import answer_of, redelivered, summary, text_reply, unconfirmed
 from stickyroute.hints import AgentSignals
 from stickyroute.observe import Accounting
 from stickyroute.reply import Reply
 from stickyroute.routing.deadline import ClassifierDeadline
+from stickyroute.routing.decision import STATE_UNAVAILABLE
 from stickyroute.routing.engine import Decision
 from stickyroute.routing.envelope import Envelope
 from stickyroute.routing.router import Router
-from stickyroute.state.base import Claim, ClaimState, DeliveryLog
+from stickyroute.state.base import Claim, ClaimState, DeliveryLog, DeliveryUnconfirmed
 
 log = logging.getLogger("stickyroute.dispatch")
 CUT_STATUS = 503
@@ -101,7 +107,7 @@ class Dispatcher:
             return reply
         finally:
             status = reply.status if reply is not None else CUT_STATUS
-            self.accounting.request(channel, now, pending.entries(status), status, inbound.method)
+            self.accounting.request(channel, now, pending.entries(status), status, inbound.method, pending.state)
             if self.recorder is not None and pending.decisions is not None:
                 self.recorder(inbound, now, pending.decisions)
 
@@ -139,13 +145,13 @@ class Dispatcher:
         """Claim the envelopes' deliveries, forward the ones this request holds, answer."""
         keys = [(channel.name, i) for i in adapter.delivery_ids(envelopes, inbound.body)]
         distinct = list(dict.fromkeys(keys))
-        claims: dict[DeliveryKey, Claim] = {}
-        async for chunk in chunks(distinct):
-            claims.update(zip(chunk, await self.deliveries.claim(chunk, now), strict=True))
-        waiting = [k for k, c in claims.items() if c.state is ClaimState.IN_FLIGHT]
-        if waiting:
-            settled = await asyncio.gather(*(self.deliveries.settle(k, now, self.settle_s) for k in waiting))
-            claims.update(zip(waiting, settled, strict=True))
+        try:
+            claims = await claim_all(self.deliveries, distinct, now, self.settle_s)
+        except DeliveryUnconfirmed:  # counted and logged (a summary line) by the state's health
+            pending.verdict = Decision("", STATE_UNAVAILABLE)
+            return unconfirmed()
+        if any(c.local for c in claims.values()):
+            pending.state = "memory"
         owned = [k for k, c in claims.items() if c.state is ClaimState.FIRST]
         earlier = [answer_of(c) for c in claims.values() if c.state is not ClaimState.FIRST]
         decisions = pending.decisions if pending.decisions is not None else []
@@ -178,7 +184,8 @@ class Dispatcher:
             for key in keys:
                 memo = claims[key].memo
                 decisions.append(next(made) if key in mine else Decision(memo.agent, memo.reason) if memo else None)
-            reply = await self._send(adapter, channel, inbound, items, len(envelopes), outcomes, lates, now)
+            attempts = {k: claims[k].attempt for k in owned}
+            reply = await self._send(adapter, channel, inbound, items, len(envelopes), outcomes, lates, now, attempts)
         finally:
             memos = {key: DecisionMemo(d.agent, d.reason) for _e, d, key in items}
             await self._end(owned, outcomes, memos, now, lates)
@@ -200,9 +207,11 @@ class Dispatcher:
             return Decision(channel.default_agent, "routing_error")
 
     async def _send(self, adapter: ChannelAdapter, channel: Channel, inbound: Inbound, items: list[Item],
-                    total: int, outcomes: dict[DeliveryKey, Reply], lates: _Lates, now: float) -> Reply:
+                    total: int, outcomes: dict[DeliveryKey, Reply], lates: _Lates, now: float,
+                    attempts: dict[DeliveryKey, int]) -> Reply:
         """Forward `items`: the body unchanged when they are all of it and go to one agent, else
-        one part per agent; record each item's part reply in `outcomes`."""
+        one part per agent, each with its deliveries' ids and `attempts` (headers); record each
+        item's part reply in `outcomes`."""
         if len(items) == 1 and (items[0][1].list_agents or items[0][0].to_proxy):
             envelope, decision, key = items[0]
             listing = adapter.agent_list(envelope, self._listed[channel.name], decision.agent)
@@ -224,8 +233,8 @@ class Dispatcher:
                 groups = {channel.default_agent: items}
         late: list[asyncio.Future[Reply] | None] = [None] * len(groups)
         sends = [
-            self._forward(channel, inbound, _merged(agent, group), parts[agent] if parts is not None else None,
-                          late, index, now)
+            self._forward(channel, inbound, merged(agent, group), parts[agent] if parts is not None else None,
+                          late, index, now, deliveries_of(group, attempts))
             for index, (agent, group) in enumerate(groups.items())
         ]
         replies = [await sends[0]] if len(sends) == 1 else await asyncio.gather(*sends)
@@ -238,13 +247,15 @@ class Dispatcher:
 
     async def _forward(self, channel: Channel, inbound: Inbound, decision: Decision, part: BodyPart | None = None,
                        late: list[asyncio.Future[Reply] | None] | None = None, index: int = 0,
-                       now: float | None = None) -> Reply:
+                       now: float | None = None, deliveries: Sequence[tuple[str, str, int]] = ()) -> Reply:
         """The agent's reply (agent signals taken out: `self.signals`), or the proxy's error
         answer; an exchange still running after its 504 goes to `late[index]` (None: nobody keeps
-        its answer)."""
+        its answer). `deliveries`: (channel, delivery id, attempt) of the items it carries, sent
+        as `X-Stickyroute-Delivery` / `X-Stickyroute-Attempt`."""
         agent = self.config.agents[decision.agent]
         conversation = decision.conversation
         extra = self.signals.request_headers(channel.name, agent, conversation, now) if now is not None else []
+        extra = [*extra, *delivery_headers(deliveries)]
         started = self.timer()
         try:
             reply = await self.leg.forward(inbound, agent, channel.name, decision.reason, part, extra)
@@ -273,28 +284,17 @@ class Dispatcher:
         for reply, keys in by_reply.values():
             exchange = lates.get(keys[0])
             if exchange is not None:
-                self.late.watch(exchange, keys, _memos_of(keys, memos))
+                self.late.watch(exchange, keys, memos_of(keys, memos))
                 continue
             async for chunk in chunks(keys):
                 if reply.ok:
-                    await self.deliveries.complete(chunk, reply, now, _memos_of(chunk, memos))
+                    await self.deliveries.complete(chunk, reply, now, memos_of(chunk, memos))
                 else:
-                    await self.deliveries.fail(chunk, reply, now, _memos_of(chunk, memos))
+                    await self.deliveries.fail(chunk, reply, now, memos_of(chunk, memos))
         unanswered = [k for k in owned if k not in outcomes]
         if unanswered:
             async for chunk in chunks(unanswered):
-                await self.deliveries.fail(chunk, None, now, _memos_of(chunk, memos))
+                await self.deliveries.fail(chunk, None, now, memos_of(chunk, memos))
 
 
 _WHAT = {"timeout": "timed out", "refused": "unreachable", "pool_exhausted": "has no free connection"}
-
-
-def _merged(agent: str, group: list[Item]) -> Decision:
-    """The decision a group of items is forwarded under: their reasons joined; the conversation
-    (for agent signals) only when the group is one item."""
-    reasons = ",".join(dict.fromkeys(d.reason for _e, d, _k in group))
-    return Decision(agent, reasons, conversation=group[0][1].conversation if len(group) == 1 else None)
-
-
-def _memos_of(keys: Sequence[DeliveryKey], memos: dict[DeliveryKey, DecisionMemo]) -> dict[DeliveryKey, DecisionMemo]:
-    return {k: memos[k] for k in keys if k in memos}

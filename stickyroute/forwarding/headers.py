@@ -11,8 +11,9 @@ de-facto `X-Forwarded-For/Proto/Host` (extended behind a trusted proxy, replaced
 from __future__ import annotations
 
 import ipaddress
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from urllib.parse import quote
 
 RawHeaders = list[tuple[bytes, bytes]]
 
@@ -61,12 +62,19 @@ X_STICKYROUTE_AGENT = b"x-stickyroute-agent"
 X_STICKYROUTE_REASON = b"x-stickyroute-reason"
 X_STICKYROUTE_CONVERSATION = b"x-stickyroute-conversation"
 """Set by the proxy for agents with an API token (proxy.hints); never passed on from a client."""
+X_STICKYROUTE_DELIVERY = b"x-stickyroute-delivery"
+"""`<channel>:<delivery id>` of each platform delivery in the forwarded body (comma-separated)."""
+X_STICKYROUTE_ATTEMPT = b"x-stickyroute-attempt"
+"""Which attempt of each of those deliveries this forward is (1 on the first; same order)."""
+_ID_SAFE = "!$&'()*+;=:@._~-"
+"""Kept as they are in a delivery header; anything else is percent-encoded (RFC 3986 2.1), so an
+id from a body can never break the header (no comma, space, CR or LF gets through)."""
 
 _SET_BY_CLIENT = frozenset({b"host", b"content-length"})
 """Recomputed by httpx from the upstream URL and the body bytes (RFC 9110 7.2, RFC 9112 6.3)."""
 _REPLACED = frozenset(
     {X_FORWARDED_FOR, X_FORWARDED_PROTO, X_FORWARDED_HOST, X_STICKYROUTE_AGENT, X_STICKYROUTE_REASON,
-     X_STICKYROUTE_CONVERSATION}
+     X_STICKYROUTE_CONVERSATION, X_STICKYROUTE_DELIVERY, X_STICKYROUTE_ATTEMPT}
 )
 
 
@@ -146,6 +154,18 @@ def upstream_request_headers(
     kept.append((X_STICKYROUTE_AGENT, agent.encode("latin-1")))
     kept.append((X_STICKYROUTE_REASON, reason.encode("latin-1")))
     return kept
+
+
+def delivery_headers(deliveries: Sequence[tuple[str, str, int]]) -> RawHeaders:
+    """`X-Stickyroute-Delivery: <channel>:<delivery id>` and `X-Stickyroute-Attempt: N` for the
+    (channel, delivery id, attempt) of each item a forward carries, comma-separated in body order
+    (one item: one value each); ids percent-encoded outside `_ID_SAFE`. None: no headers."""
+    if not deliveries:
+        return []
+    ids = b",".join(quote(f"{channel}:{delivery}", safe=_ID_SAFE).encode("ascii")
+                    for channel, delivery, _n in deliveries)
+    attempts = b",".join(str(n).encode("ascii") for _c, _d, n in deliveries)
+    return [(X_STICKYROUTE_DELIVERY, ids), (X_STICKYROUTE_ATTEMPT, attempts)]
 
 
 def relay_response_headers(headers: RawHeaders) -> RawHeaders:

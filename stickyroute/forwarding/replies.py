@@ -17,6 +17,17 @@ def text_reply(status: int, text: str, reason: str | None = None) -> Reply:
     return Reply(status, headers, text.encode())
 
 
+RETRY_AFTER_S = 1
+"""`Retry-After` of a delivery the shared state did not confirm (seconds)."""
+
+
+def unconfirmed() -> Reply:
+    """503 + `Retry-After` for a delivery the shared state did not confirm (reason
+    `state_unavailable`): the platform retries it; it was not forwarded."""
+    reply = text_reply(503, "state unavailable: this update was not forwarded, retry later", "state_unavailable")
+    return Reply(reply.status, [*reply.headers, (b"retry-after", str(RETRY_AFTER_S).encode())], reply.body)
+
+
 def as_redelivery(reply: Reply | None) -> Reply:
     """The answer of an earlier attempt, marked `X-Stickyroute-Reason: redelivery` (200 "ok"
     when there is no single earlier answer to give)."""

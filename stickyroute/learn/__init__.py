@@ -5,6 +5,7 @@
     counts, scoring     messages per (term, agent); weighted log-odds z-scores (Monroe et al. 2008)
     proposals           candidates and their starting strength (learned, or yours)
     gate, selection     the gate check: keep what makes the router decide right
+    offsets             per-agent routing knobs (sticky_bonus_offset, two_topic_confirm), by a validation loop
     learner             the pipeline: learn(conversations, seeds, routing, default) -> packs
     pack                the packs as commented TOML rule packs (tomlkit)
     holdout             split by conversation; before/after with the replay's own code

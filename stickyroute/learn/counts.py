@@ -45,12 +45,19 @@ def observe(conversations: Sequence[LabelledConversation], seeds: Iterable[str])
 
     `seeds` are keywords as written (any spelling); they appear in term form (`keyword_term`).
     """
+    scorer = seed_scorer(seeds)
+    return tuple(tuple(text_terms(m.text, scorer) for m in conv.messages) for conv in conversations)
+
+
+def seed_scorer(seeds: Iterable[str]) -> KeywordScorer:
+    """A scorer that finds the seeds (in term form, each its own "agent") the way the gate does."""
     seed_terms = sorted({t for t in (keyword_term(s) for s in seeds) if t})
-    scorer = KeywordScorer([AgentKeywords(term, (term,)) for term in seed_terms])
-    return tuple(
-        tuple(message_terms(m.text) | frozenset(scorer.scores(m.text)) for m in conv.messages)
-        for conv in conversations
-    )
+    return KeywordScorer([AgentKeywords(term, (term,)) for term in seed_terms])
+
+
+def text_terms(text: str, scorer: KeywordScorer) -> frozenset[str]:
+    """The terms of one text: its candidate terms plus the seeds `scorer` (`seed_scorer`) finds."""
+    return message_terms(text) | frozenset(scorer.scores(text))
 
 
 def class_of(evidence: Evidence, agent: str | None) -> str | None:

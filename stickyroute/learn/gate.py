@@ -7,14 +7,19 @@ offline keyword classifier (`stickyroute.classifier.keywords`), with the route's
 
 - first message (`current` None): the unique top scorer at or above `confidence_threshold`,
   else the default (the keyword classifier answers none);
-- `sticky_heuristic`, route on `current`: effective scores add `sticky_bonus` to `current`; a
+- `sticky_heuristic`, route on `current`: effective scores add `sticky_bonus` (plus the
+  agent's `sticky_bonus_offset`, `GateRules.sticky_offsets`) to `current`; a
   unique effective top X != current with raw >= threshold switches by keywords when it leads by
   `keyword_switch_margin`, else asks the classifier when `divergence_count` is 1 (or the early
   confirm margin is met); `contest_confirm` asks it on a tie with the bonus; the classifier's
   unique raw top scorer (>= threshold) other than `current` is switched to, anything else stays;
 - other strategies: a live route stays.
 
-tests/learn/test_gate.py checks `predict` against the engine itself on a table of cases.
+Per-agent knobs: `GateRules.sticky_offsets` (`sticky_bonus_offset`) and, for
+`two_topic_confirm`, the scores of the message's opening sentence (`verdict(opening=...)`: the
+engine splits the text, the gate check is given the candidates of that sentence).
+
+tests/learn/test_learn_gate.py checks `predict` against the engine itself on a table of cases.
 """
 
 from __future__ import annotations
@@ -47,6 +52,16 @@ class GateRules:
     short_message_chars: int
     acknowledgements: frozenset[str]
     first_message_margin: int | None = 0
+    sticky_offsets: tuple[tuple[str, int], ...] = ()
+    """(agent, points) added to `sticky_bonus` while that agent holds the route
+    (`sticky_bonus_offset`); agents not listed: 0."""
+
+    def bonus(self, current: str) -> int:
+        """The sticky bonus of a route on `current` (points)."""
+        for agent, points in self.sticky_offsets:
+            if agent == current:
+                return self.sticky_bonus + points
+        return self.sticky_bonus
 
     @classmethod
     def from_settings(cls, settings: RoutingSettings) -> GateRules:
@@ -72,13 +87,17 @@ def predict(scores: Mapping[str, int], current: str | None, rules: GateRules) ->
 
 def verdict(scores: Mapping[str, int], current: str | None, rules: GateRules,
             answer: str | object | None = KEYWORD_JUDGE,
-            decisive: Mapping[str, int] | None = None) -> tuple[str | None, bool]:
+            decisive: Mapping[str, int] | None = None,
+            opening: Mapping[str, int] | None = None) -> tuple[str | None, bool]:
     """(the agent the message goes to, None: the default; whether the classifier was asked).
 
     `answer` is what the classifier answers when asked: `KEYWORD_JUDGE` (the keyword classifier,
     from `scores`), or an agent name (an LLM that gets the message right: the message's label)
     or None (it answers none). `decisive` are the scores without confirm keywords (None: the
-    same as `scores`): a decision by keywords alone needs its winner there too.
+    same as `scores`): a decision by keywords alone needs its winner there too. `opening`: when
+    the holder has `two_topic_confirm` and the message opens with a sentence of its own
+    (`engine.opening_sentence`), that sentence's decisive scores: a keyword switch needs its
+    winner at `confidence_threshold` there, else it is confirmed (None: the rule does not apply).
     """
     threshold = rules.confidence_threshold
     if current is None:
@@ -92,18 +111,20 @@ def verdict(scores: Mapping[str, int], current: str | None, rules: GateRules,
     if rules.strategy is not Strategy.STICKY_HEURISTIC:
         return current, False
     own = scores.get(current, 0)
+    bonus = rules.bonus(current)
     effective = dict(scores)
-    effective[current] = own + rules.sticky_bonus
+    effective[current] = own + bonus
     best, top, second = top_agent(effective)
     if best is not None and best != current and scores.get(best, 0) >= threshold:
         margin = rules.keyword_switch_margin
-        if margin is not None and top - second >= margin and _decisive(decisive, best, current, margin, rules):
+        if (margin is not None and top - second >= margin and _decisive(decisive, best, current, margin, rules)
+                and (opening is None or opening.get(best, 0) >= threshold)):
             return best, False
         early = rules.early_confirm_margin
-        if rules.divergence_count <= 1 or (early is not None and top - (own + rules.sticky_bonus) >= early):
+        if rules.divergence_count <= 1 or (early is not None and top - (own + bonus) >= early):
             return _confirmed(scores, current, threshold, answer, decisive), True
         return current, False
-    if (rules.contest_confirm and best is None and own + rules.sticky_bonus == top
+    if (rules.contest_confirm and best is None and own + bonus == top
             and any(a != current and s == top and s >= threshold for a, s in scores.items())):
         return _confirmed(scores, current, threshold, answer, decisive), True
     return current, False
@@ -116,7 +137,7 @@ def _decisive(decisive: Mapping[str, int] | None, best: str, current: str | None
         return True
     effective = dict(decisive)
     if current is not None:
-        effective[current] = effective.get(current, 0) + rules.sticky_bonus
+        effective[current] = effective.get(current, 0) + rules.bonus(current)
     winner, top, second = top_agent(effective)
     return winner == best and effective.get(best, 0) >= rules.confidence_threshold and top - second >= margin
 

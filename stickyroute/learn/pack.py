@@ -65,6 +65,17 @@ def render_pack(pack: LearnedPack, source: str, header: Sequence[str] = ()) -> s
     doc.add(tomlkit.nl())
     doc.add("keywords", _array(pack.keywords))
     doc.add("weak_keywords", _array(pack.weak_keywords))
+    if pack.sticky_bonus_offset:
+        doc.add(tomlkit.nl())
+        doc.add(tomlkit.comment(f"Extra sticky bonus while {pack.agent} holds a route: one keyword of another agent "
+                                f"no longer ties it (gate {round(pack.offset_effect):+d})"))
+        doc.add("sticky_bonus_offset", pack.sticky_bonus_offset)
+    if pack.two_topic_confirm:
+        doc.add(tomlkit.nl())
+        gate = f" (gate {round(pack.two_topic_effect):+d})" if pack.two_topic_effect else ""
+        doc.add(tomlkit.comment(f"A second topic after {pack.agent}'s own business is confirmed by the classifier, "
+                                f"not switched by keywords{gate}"))
+        doc.add("two_topic_confirm", True)
     if pack.confirm_keywords:
         doc.add(tomlkit.nl())
         doc.add(tomlkit.comment("Strong, but never deciding alone: right often enough to ask the classifier, "

@@ -114,3 +114,20 @@ def starting_weights(proposals: Sequence[Proposal], related: Sequence[Sequence[i
             continue
         weights[i] = strong_weight if start == STRONG else weak_weight
     return weights
+
+
+def related_candidates(candidates: Sequence[Candidate], sub_terms: Mapping[str, Sequence[str]]) -> list[list[int]]:
+    """For each candidate, the candidates of the same agent inside it or containing it, unless
+    both are yours (your own lists may overlap on purpose: "blog post" strong, "post" weak).
+
+    `sub_terms[term]` lists the shorter terms a term contains (`terms.sub_terms`).
+    """
+    index = {(k.term, k.agent): i for i, k in enumerate(candidates)}
+    related: list[list[int]] = [[] for _ in candidates]
+    for i, k in enumerate(candidates):
+        for inner in sub_terms.get(k.term, ()):
+            j = index.get((inner, k.agent))
+            if j is not None and not (k.yours and candidates[j].yours):
+                related[i].append(j)
+                related[j].append(i)
+    return related

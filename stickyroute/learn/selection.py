@@ -19,13 +19,15 @@ taxi from the hotel" while on hotel ties 12 to 12 and is confirmed instead of co
 agreement), and what a false switch needs too: hence the higher bar. Your own lists may overlap
 as you wrote them.
 `gate_effect` is each chosen keyword's value to the total: what removing it alone would lose.
+The per-agent routing knobs are valued the same way (`offset_gain`, `two_topic_gain`: the
+change of the total over the messages on that agent's routes); `learn.offsets` chooses them.
 Deterministic; costs O(candidate occurrences) per pass.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 
 from stickyroute.learn.gate import KEYWORD_JUDGE, GateRules, verdict
 
@@ -55,6 +57,9 @@ class ScoredMessage:
     answer: str | None = None
     """What an LLM classifier that reads the message answers when asked (its label; None for a
     message about no agent, such as "thanks, bye")."""
+    opening: tuple[int, ...] | None = None
+    """The candidates in the message's opening sentence when it has one of its own
+    (`engine.opening_sentence`: several sentences, the first no courtesy); None: it has not."""
 
 
 @dataclass(slots=True)
@@ -77,7 +82,8 @@ class GateCheck:
     def __init__(self, candidates: Sequence[Candidate], messages: Sequence[ScoredMessage], rules: GateRules,
                  default: str, initial: Sequence[int], related: Sequence[Sequence[int]],
                  switch_penalty: float = 1.0, overlap_min_gain: float | None = None, llm: bool = False,
-                 call_cost: float = 0.0, confirm_role: bool = False, keyword_switch_cost: float = 0.0) -> None:
+                 call_cost: float = 0.0, confirm_role: bool = False, keyword_switch_cost: float = 0.0,
+                 initial_confirm: Sequence[bool] | None = None) -> None:
         self.candidates = candidates
         self.llm = llm
         self.call_cost = call_cost
@@ -89,18 +95,71 @@ class GateCheck:
         self.related = related
         self.switch_penalty = switch_penalty
         self.overlap_min_gain = overlap_min_gain
+        self._by_current: dict[str, list[int]] = {}
+        self._two_topic: frozenset[str] = frozenset()
         occurrences: list[list[int]] = [[] for _ in candidates]
         for m, message in enumerate(messages):
             for c in message.candidates:
                 occurrences[c].append(m)
+        confirm = list(initial_confirm) if initial_confirm is not None else [False] * len(candidates)
         self._state = _State(list(initial), [{} for _ in messages], [0.0] * len(messages), occurrences,
-                             [False] * len(candidates), [{} for _ in messages])
+                             confirm, [{} for _ in messages])
         for c, weight in enumerate(initial):
             if weight:
                 for m in occurrences[c]:
-                    for scores in (self._state.scores[m], self._state.decisive[m]):
-                        scores[candidates[c].agent] = scores.get(candidates[c].agent, 0) + weight
+                    self._shift(m, candidates[c].agent, (0, False), (weight, confirm[c]))
         self._state.values = [self._value(m) for m in range(len(messages))]
+
+    @property
+    def two_topic(self) -> frozenset[str]:
+        """The agents whose routes have `two_topic_confirm` on."""
+        return self._two_topic
+
+    def two_topic_gain(self, agent: str, on: bool = True) -> float:
+        """How much the total changes if `agent`'s `two_topic_confirm` is `on`; nothing is kept."""
+        old = self._two_topic
+        self._two_topic = old | {agent} if on else old - {agent}
+        try:
+            return sum(self._value(m) - self._state.values[m] for m in self._held_by(agent))
+        finally:
+            self._two_topic = old
+
+    def set_two_topic(self, agent: str, on: bool = True) -> None:
+        """Turn `agent`'s `two_topic_confirm` on or off and update its messages."""
+        self._two_topic = self._two_topic | {agent} if on else self._two_topic - {agent}
+        for m in self._held_by(agent):
+            self._state.values[m] = self._value(m)
+
+    @property
+    def offsets(self) -> dict[str, int]:
+        """Each agent's chosen `sticky_bonus_offset` (points; agents at 0 left out)."""
+        return dict(self.rules.sticky_offsets)
+
+    def offset_gain(self, agent: str, points: int) -> float:
+        """How much the total changes if routes on `agent` get `points` of extra sticky bonus;
+        nothing is kept."""
+        old = self.rules
+        self.rules = self._with_offset(agent, points)
+        try:
+            return sum(self._value(m) - self._state.values[m] for m in self._held_by(agent))
+        finally:
+            self.rules = old
+
+    def set_offset(self, agent: str, points: int) -> None:
+        """Give routes on `agent` `points` of extra sticky bonus and update their messages."""
+        self.rules = self._with_offset(agent, points)
+        for m in self._held_by(agent):
+            self._state.values[m] = self._value(m)
+
+    def _with_offset(self, agent: str, points: int) -> GateRules:
+        offsets = {**dict(self.rules.sticky_offsets), agent: points}
+        return replace(self.rules, sticky_offsets=tuple(sorted((a, p) for a, p in offsets.items() if p)))
+
+    def _held_by(self, agent: str) -> list[int]:
+        held = self._by_current.get(agent)
+        if held is None:
+            held = self._by_current[agent] = [m for m, msg in enumerate(self.messages) if msg.current == agent]
+        return held
 
     @property
     def weights(self) -> list[int]:
@@ -126,7 +185,10 @@ class GateCheck:
         else:
             answer = message.answer if self.llm else KEYWORD_JUDGE
             decisive = self._state.decisive[m] if self.confirm_role else None
-            agent, asked = verdict(self._state.scores[m], current, self.rules, answer, decisive)
+            opening = None
+            if message.opening is not None and current in self._two_topic:
+                opening = self._opening_scores(message.opening)
+            agent, asked = verdict(self._state.scores[m], current, self.rules, answer, decisive, opening)
             routed = agent or self.default
         cost = self.call_cost if asked and self.llm else 0.0  # the keyword classifier calls no LLM
         if not asked and current is not None and routed != current:
@@ -134,6 +196,17 @@ class GateCheck:
         if routed == message.target:
             return 1.0 - cost
         return (-self.switch_penalty if routed != (current or self.default) else 0.0) - cost
+
+    def _opening_scores(self, present: Sequence[int]) -> dict[str, int]:
+        """Decisive points per agent of the candidates in an opening sentence (confirm keywords
+        never decide)."""
+        out: dict[str, int] = {}
+        weights, confirm = self._state.weights, self._state.confirm
+        for c in present:
+            if weights[c] and not (self.confirm_role and confirm[c]):
+                agent = self.candidates[c].agent
+                out[agent] = out.get(agent, 0) + weights[c]
+        return out
 
     def _shift(self, m: int, agent: str, old: Option, new: Option, sign: int = 1) -> bool:
         """Move message `m`'s scores from `old` to `new` for `agent` (`sign` -1 undoes it); True
@@ -221,20 +294,3 @@ class GateCheck:
     def gate_effect(self, c: int) -> float:
         """The total lost if candidate `c` alone were turned off (0 for an off candidate)."""
         return -self.gain(c, 0)
-
-
-def related_candidates(candidates: Sequence[Candidate], sub_terms: Mapping[str, Sequence[str]]) -> list[list[int]]:
-    """For each candidate, the candidates of the same agent inside it or containing it, unless
-    both are yours (your own lists may overlap on purpose: "blog post" strong, "post" weak).
-
-    `sub_terms[term]` lists the shorter terms a term contains (`terms.sub_terms`).
-    """
-    index = {(k.term, k.agent): i for i, k in enumerate(candidates)}
-    related: list[list[int]] = [[] for _ in candidates]
-    for i, k in enumerate(candidates):
-        for inner in sub_terms.get(k.term, ()):
-            j = index.get((inner, k.agent))
-            if j is not None and not (k.yours and candidates[j].yours):
-                related[i].append(j)
-                related[j].append(i)
-    return related

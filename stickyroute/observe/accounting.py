@@ -15,7 +15,8 @@ redelivery) is one entry without an envelope. Each entry is one JSON line on the
 
     {"channel", "conversation" (12 hex of the key's SHA-256, null without a sender), "kind",
      "agent" (null: answered by the proxy), "reason", "status", "switched" (only when true),
-     "scores" (when scored), "text" (only with log_text; its first KEPT_TEXT_CHARS characters)}
+     "scores" (when scored), "text" (only with log_text; its first KEPT_TEXT_CHARS characters),
+     "state" ("memory" only when served from per-process memory during a Redis outage)}
 
 and the same dict (plus "time" and "id") goes to the ring. In the JSON log format the line's keys
 are the record's fields and its message is "decision" (`stickyroute.server.logs`). The request is counted once in
@@ -72,8 +73,9 @@ class Accounting:
         self._clock = clock
 
     def request(self, channel: Channel, now: float, entries: Sequence[Entry], status: int,
-                method: str = "POST") -> None:
-        """Account one request of `channel` answered with `status` (see the module docstring)."""
+                method: str = "POST", state: str | None = None) -> None:
+        """Account one request of `channel` answered with `status` (see the module docstring);
+        `state` "memory": its deliveries were claimed in per-process memory (a Redis outage)."""
         name = channel.name
         status_name = status_class(status)
         bucket = self.series.bucket(now)
@@ -101,6 +103,8 @@ class Accounting:
                 bucket.classifier_calls += 1
                 bucket.tokens += classification.prompt_tokens + classification.completion_tokens
             line = _line(name, envelope, decision, item_status, log_text, method)
+            if state is not None:
+                line["state"] = state
             if info:
                 log.info("%s", _ENCODE(line), extra={"event": "decision", "fields": line})
             line["time"] = now

@@ -8,6 +8,8 @@
     weak_keywords = ["room", ...]       # weak keywords
     confirm_keywords = ["stay"]         # strong, confirmed by the classifier before they decide
     sticky = false                      # a detour agent (issue #22): the route stays where it was
+    sticky_bonus_offset = 1             # extra sticky bonus while it holds a route (or from its pack)
+    two_topic_confirm = true            # a second topic after its own business is confirmed (or from its pack)
     rules = "learned/hotel.toml"        # a rule pack, relative to this file
     services = ["Hotels"]               # informational (the SGD service families): ignored
 
@@ -16,8 +18,10 @@ A pack named by `rules` is merged exactly as `[agents.X] rules` in the proxy con
 a strong keyword dropped from the weak list; the agent's own description wins). An extra pack
 folder (`replay --rules DIR`) merges `DIR/<name>.toml`, when it exists, after those; with
 `rules_only` the agent's keyword lists are the folder pack's alone (agents without a pack there
-keep theirs). `ExtraPacks.non_sticky` (`replay --non-sticky a,b`) marks those agents `sticky = false`
-without editing the file; an unknown name there is an error under the key `(non-sticky)`.
+keep theirs). `sticky_bonus_offset`: the agent's own key, else the folder pack's, else its
+`rules` pack's, else 0; `two_topic_confirm` the same way (else false).
+`ExtraPacks.non_sticky` (`replay --non-sticky a,b`) marks those agents `sticky = false` without
+editing the file; an unknown name there is an error under the key `(non-sticky)`.
 
 Errors: every problem of the file at once, as `ConfigError` problems naming the file and the
 dotted key (`agents.toml: agents[2].colour: unknown key`); a pack's problems are reported under
@@ -37,12 +41,14 @@ from stickyroute.config.rulepack import (
     merge_words,
     read_aliases,
     read_keywords,
+    read_offset,
     read_pack,
 )
 from stickyroute.errors import ConfigError
 
 AGENT_KEYS = ("name", "description", "aliases", "keywords", "weak_keywords", "confirm_keywords", "rules",
-              "services", "sticky")
+              "services", "sticky", "sticky_bonus_offset",
+              "two_topic_confirm")
 UNUSED_URL = "http://127.0.0.1:9/unused"
 """Replays never forward: every agent gets this loopback URL."""
 
@@ -103,6 +109,8 @@ def _read_agent(table: Table, folder: Path, extra: ExtraPacks | None) -> Agent |
     first = merge_words(read_keywords(table, "confirm_keywords"), pack.confirm_keywords,
                         exclude=keywords + weak)
     sticky = table.boolean("sticky", True) is not False
+    offsets = [read_offset(table), pack.sticky_bonus_offset]
+    two_topics = [table.boolean("two_topic_confirm"), pack.two_topic_confirm]
     aliases = merge_words(read_aliases(table, "aliases"), pack.aliases)
     description = table.string("description", allow_empty=True) or pack.description
     if name is None:
@@ -112,6 +120,8 @@ def _read_agent(table: Table, folder: Path, extra: ExtraPacks | None) -> Agent |
         return None
     if extra is not None and extra.folder is not None and (Path(extra.folder) / f"{name}.toml").is_file():
         learned = read_pack(table, str(Path(extra.folder) / f"{name}.toml"), Path("."))
+        offsets.insert(1, learned.sticky_bonus_offset)
+        two_topics.insert(1, learned.two_topic_confirm)
         if extra.only:
             keywords, weak = learned.keywords, merge_words(learned.weak_keywords, exclude=learned.keywords)
             first = merge_words(learned.confirm_keywords, exclude=keywords + weak)
@@ -122,4 +132,6 @@ def _read_agent(table: Table, folder: Path, extra: ExtraPacks | None) -> Agent |
     if extra is not None and name in extra.non_sticky:
         sticky = False
     return Agent(name=name, url=UNUSED_URL, description=description, aliases=tuple(a for a in aliases if a != name),
-                 keywords=keywords, weak_keywords=weak, confirm_keywords=first, sticky=sticky)
+                 keywords=keywords, weak_keywords=weak, confirm_keywords=first, sticky=sticky,
+                 sticky_bonus_offset=next((o for o in offsets if o is not None), 0),
+                 two_topic_confirm=next((t for t in two_topics if t is not None), False))

@@ -16,6 +16,9 @@ HELD = "held"
 """Reason: a human desk holds the conversation; nothing but the user's explicit switch moves it."""
 RELEASED = "released"
 """Reason of the log line of an agent's `done`: the route was released (or handed on)."""
+STATE_UNAVAILABLE = "state_unavailable"
+"""Reason: the shared state did not answer in time (the last route seen, or the default; or a
+503 for a delivery it did not confirm)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,13 +18,23 @@ explicitly; an explicit switch to a desk starts its hold.
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from collections.abc import Mapping
 
 from stickyroute.classifier.base import Classification, Outcome
 from stickyroute.config.model import AgentHints, RoutingSettings, Strategy
 from stickyroute.core.route import Route
-from stickyroute.routing.decision import DETOUR, HELD, Conversation, Decision, NeedsClassification, NeedsPermit, Purpose
+from stickyroute.routing.decision import (
+    DETOUR,
+    HELD,
+    STATE_UNAVAILABLE,
+    Conversation,
+    Decision,
+    NeedsClassification,
+    NeedsPermit,
+    Purpose,
+)
 from stickyroute.routing.envelope import Envelope, MessageKind
 from stickyroute.routing.explicit import ExplicitKind, parse_explicit
 from stickyroute.routing.keywords import top_agent
@@ -32,7 +42,7 @@ from stickyroute.routing.rules import ChannelRules
 from stickyroute.routing.signals import HANDOFF, NOT_MINE, hint_confirmation, hint_divergence
 
 __all__ = ["Conversation", "Decision", "NeedsClassification", "NeedsPermit", "Purpose", "busy", "conclude", "decide",
-           "is_acknowledgement", "is_short"]
+           "is_acknowledgement", "is_short", "unavailable"]
 
 
 _LONGEST_ACK_SCAN = 200
@@ -133,6 +143,13 @@ def busy(route: Route | None, rules: ChannelRules) -> Decision:
     return Decision(route.agent if route is not None else rules.default_agent, "busy")
 
 
+def unavailable(route: Route | None, rules: ChannelRules) -> Decision:
+    """The shared state did not answer in time while it is up: the route this process last saw
+    (or the default), nothing written, reason `state_unavailable` (never a decision on a
+    per-process state that the other replicas do not share)."""
+    return Decision(route.agent if route is not None else rules.default_agent, STATE_UNAVAILABLE)
+
+
 def _stay_reason(route: Route | None) -> str:
     return "cache" if route is not None else "default"
 
@@ -158,12 +175,14 @@ def _heuristic(text: str, route: Route, rules: ChannelRules, now: float) -> Deci
     current = route.agent
     scores = rules.scorer.scores(text)
     own = scores.get(current, 0)
+    bonus = rules.sticky_bonus(current)
     effective = dict(scores)
-    effective[current] = own + settings.sticky_bonus
+    effective[current] = own + bonus
     best, top, second = top_agent(effective)
     diverging = best is not None and best != current and scores.get(best, 0) >= settings.confidence_threshold
     switch = settings.keyword_switch_margin
-    if diverging and switch is not None and top - second >= switch and _decisive(text, rules, best, current, switch):
+    if (diverging and switch is not None and top - second >= switch and _decisive(text, rules, best, current, switch)
+            and not _second_topic(text, rules, best, current)):
         if best in rules.detours:  # a detour: the route and its counter stay as they were
             return Decision(best, DETOUR, store=route.touched(now), scores=scores)
         new = Route(best or current, chosen_at=now, last_active=now)
@@ -177,13 +196,13 @@ def _heuristic(text: str, route: Route, rules: ChannelRules, now: float) -> Deci
             counter = route.counter + 1 if route.candidate == candidate else 1
             pending = route.diverging(now, candidate, counter)
         early = settings.early_confirm_margin
-        strong = diverging and early is not None and top - (own + settings.sticky_bonus) >= early
+        strong = diverging and early is not None and top - (own + bonus) >= early
         if counter >= settings.divergence_count or strong:
             kept = route.hinted(None).touched(now)  # a detour leaves the counter as it was (the hint is spent)
             return NeedsClassification(Purpose.CONFIRM, text, current, pending, scores, candidate=candidate,
                                        hinted=hinted is not None, detour_route=kept)
         return Decision(current, "divergence_pending", store=pending, scores=scores)
-    tied_with_current = best is None and own + settings.sticky_bonus == top
+    tied_with_current = best is None and own + bonus == top
     if settings.contest_confirm and tied_with_current and _contested(scores, current, top, settings):
         reset = route.diverging(now, None, 0)
         return NeedsClassification(Purpose.CONFIRM, text, current, reset, scores, detour_route=route.touched(now))
@@ -201,10 +220,39 @@ def _decisive(text: str, rules: ChannelRules, best: str | None, current: str | N
         return True
     decisive = rules.scorer.decisive(text)
     if current is not None:
-        decisive[current] = decisive.get(current, 0) + rules.settings.sticky_bonus
+        decisive[current] = decisive.get(current, 0) + rules.sticky_bonus(current)
     winner, top, second = top_agent(decisive)
     own = 0 if best is None else decisive.get(best, 0)
     return winner == best and own >= rules.settings.confidence_threshold and top - second >= margin
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?\u3002\uff01\uff1f])(?:\s+|(?=[^\W\d_]))")
+"""Where a sentence ends: after . ! ? (or the full-width ones), before spaces or a letter
+("cotto?Also"), never inside a number ("3.15")."""
+
+
+def _second_topic(text: str, rules: ChannelRules, best: str | None, current: str) -> bool:
+    """`two_topic_confirm` on the holder `current`: True when `text` has several sentences, the
+    first is no courtesy (not an acknowledgement, not short) and the keywords' winner `best` does
+    not reach `confidence_threshold` in it (decisive points): the message opens with the holder's
+    business and brings up `best`'s later, so the switch is confirmed, not made by keywords."""
+    if current not in rules.two_topic or best is None:
+        return False
+    settings = rules.settings
+    first = opening_sentence(text, rules.acknowledgements, settings.short_message_chars)
+    return first is not None and rules.scorer.decisive(first).get(best, 0) < settings.confidence_threshold
+
+
+def opening_sentence(text: str, acknowledgements: frozenset[str], short_chars: int) -> str | None:
+    """The first sentence of `text` when it has several and that one is no courtesy (not an
+    acknowledgement, not short: `two_topic_confirm` reads it); else None."""
+    sentences = [s for s in _SENTENCE_END.split(text.strip()) if s.strip()]
+    if len(sentences) < 2:
+        return None
+    first = sentences[0]
+    if is_acknowledgement(first, acknowledgements) or is_short(first, short_chars):
+        return None
+    return first
 
 
 def _contested(scores: Mapping[str, int], current: str, top: int, settings: RoutingSettings) -> bool:

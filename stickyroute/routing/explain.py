@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from stickyroute.core.route import Route
 from stickyroute.routing.decision import DETOUR
-from stickyroute.routing.engine import Decision, NeedsClassification, NeedsPermit, Purpose, decide
+from stickyroute.routing.engine import Decision, NeedsClassification, NeedsPermit, Purpose, decide, opening_sentence
 from stickyroute.routing.envelope import Envelope, MessageKind
 from stickyroute.routing.rules import ChannelRules
 from stickyroute.routing.signals import Ignored, Released, Signal, SignalKind, apply_signal
@@ -58,7 +58,7 @@ def explain_outcome(rules: ChannelRules, text: str, current: str | None = None, 
     outcome = decide(envelope, route, rules, now)
     scores = rules.scorer.scores(text)
     holder = route.agent if route is not None else None  # after the signal: None once released
-    bonus = settings.sticky_bonus if holder is not None else 0
+    bonus = rules.sticky_bonus(holder) if holder is not None else 0
     lines = [f"channel {channel_name}: strategy {settings.strategy.value}, threshold {settings.confidence_threshold},"
              f" sticky bonus {settings.sticky_bonus}, divergence count {settings.divergence_count}",
              f"message: {text!r}",
@@ -82,6 +82,11 @@ def explain_outcome(rules: ChannelRules, text: str, current: str | None = None, 
         verdict = ">=" if scores.get(top_agent, 0) >= settings.confidence_threshold else "<"
         lines.append(f"top effective score: {leader} {top}; raw {scores.get(top_agent, 0)} {verdict} threshold"
                      f" {settings.confidence_threshold}")
+    if holder is not None and holder in rules.two_topic:
+        first = opening_sentence(text, rules.acknowledgements, settings.short_message_chars)
+        if first is not None:
+            lines.append(f"two topics: {holder} has two_topic_confirm and the message opens with {first!r}: a switch "
+                         "by keywords needs its winner at the threshold there, else the classifier confirms")
     lines += _outcome_lines(outcome, route, settings.explicit_switches_per_minute)
     lines += _detour_lines(outcome, route, rules)
     return lines, outcome

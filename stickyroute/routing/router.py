@@ -9,6 +9,8 @@ its answer into the Decision); an explicit switch spends one of the sender's
 `timeout_s` (or what is left of its request's classifier deadline, `routing.deadline`) is decided
 without it (`engine.busy`: the route read, nothing written); one that would be classified after
 that deadline is not (`classifier_timeout`, concluded as a failed classification);
+a conversation whose shared state did not answer in time (`RouteUnavailable`) goes to the route
+this process last saw, or the default, nothing written (`engine.unavailable`);
 `ConversationState.commit` applies the decision's writes in one step (a
 route just chosen is stamped with the reason that chose it; a refreshed one keeps its own).
 Decisions of one conversation are serialised (the classifier await included); different
@@ -32,12 +34,21 @@ from stickyroute.config.model import Config
 from stickyroute.core.route import ConversationKey, Route
 from stickyroute.routing.deadline import ClassifierDeadline
 from stickyroute.routing.decision import DETOUR
-from stickyroute.routing.engine import Conversation, Decision, NeedsClassification, NeedsPermit, busy, conclude, decide
+from stickyroute.routing.engine import (
+    Conversation,
+    Decision,
+    NeedsClassification,
+    NeedsPermit,
+    busy,
+    conclude,
+    decide,
+    unavailable,
+)
 from stickyroute.routing.envelope import KEPT_TEXT_CHARS, Envelope
 from stickyroute.routing.layer1 import Layer1
 from stickyroute.routing.rules import ChannelRules
 from stickyroute.routing.signals import Ignored, Released, Signal, apply_signal
-from stickyroute.state.base import ConversationState, Lease, LeaseTimeout
+from stickyroute.state.base import ConversationState, Lease, LeaseTimeout, RouteUnavailable
 from stickyroute.state.budget import MemorySwitchBudget, SwitchBudget
 
 SIGNAL_RETRY_S = 0.02
@@ -115,6 +126,8 @@ class Router:
             lease = await self._acquire(key, now, deadline)
         except LeaseTimeout:
             return busy(await self.state.get(key, now), rules)
+        except RouteUnavailable as exc:
+            return unavailable(exc.route, rules)
         try:
             outcome = decide(envelope, lease.route, rules, now)
             if isinstance(outcome, NeedsPermit):

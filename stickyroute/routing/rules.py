@@ -55,6 +55,17 @@ class ChannelRules:
     detour (issue #22): answered there, the route stays where it was."""
     desks: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
     """Human desks (`human = true`) and their hold in seconds of inactivity (issue #22)."""
+    sticky_offsets: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
+    """Agents with a `sticky_bonus_offset` (points added to the sticky bonus while they hold)."""
+
+    two_topic: frozenset[str] = frozenset()
+    """Agents with `two_topic_confirm`: while they hold, a second topic after their own business
+    is confirmed by the classifier instead of switched by keywords alone."""
+
+    def sticky_bonus(self, agent: str) -> int:
+        """The sticky bonus a route on `agent` gets: `[routing] sticky_bonus` plus the agent's
+        `sticky_bonus_offset` (points)."""
+        return self.settings.sticky_bonus + self.sticky_offsets.get(agent, 0)
 
     def hold_for(self, agent: str) -> float | None:
         """The hold (seconds) a route to `agent` gets when handed, switched or pinned to it: its
@@ -102,6 +113,9 @@ def build_rules(config: Config, channel: Channel, *, lists_agents: bool) -> Chan
         choosable=frozenset(agents),
         detours=frozenset(a.name for a in config.agents.values() if not a.sticky),
         desks=MappingProxyType({a.name: a.hold_s for a in config.agents.values() if a.human}),
+        sticky_offsets=MappingProxyType({a.name: a.sticky_bonus_offset for a in config.agents.values()
+                                         if a.sticky_bonus_offset}),
+        two_topic=frozenset(a.name for a in config.agents.values() if a.two_topic_confirm),
     )
 
 

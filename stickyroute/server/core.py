@@ -210,7 +210,7 @@ class ServiceCore:
             },
             "classifier": {"provider": runtime.classifier.name, **self.stats.snapshot()},
             "routes": {name: await self.conversations.count(name, now) for name in runtime.config.channels},
-            "state": {"backend": self.state.health.backend, "up": self.state.health.up},
+            "state": self.state.health.snapshot(),
         }
 
     async def metrics(self) -> tuple[bytes, str]:

@@ -25,7 +25,7 @@ from stickyroute.routing.explain import explain_outcome
 from stickyroute.routing.layer1 import Layer1
 from stickyroute.server.core import ServiceCore
 from stickyroute.server.reload import reload_config
-from stickyroute.state.base import Lease, LeaseTimeout
+from stickyroute.state.base import Lease, LeaseTimeout, RouteUnavailable
 
 __all__ = ["Operations"]
 
@@ -66,7 +66,7 @@ class Operations:
             "status": service.readiness(),
             "config": {"hash": runtime.digest, "path": runtime.config.path, "loaded_at": runtime.loaded_at,
                        "overrides": service.overrides.shown()},
-            "state": {"backend": service.state.health.backend, "up": service.state.health.up},
+            "state": service.state.health.snapshot(),
             "channels": [{"name": c.name, "type": c.type.value, "paths": list(c.paths),
                           "default_agent": c.default_agent, "strategy": c.routing.strategy.value,
                           "agents": list(runtime.rules[c.name].agents)} for c in runtime.config.channels.values()],
@@ -179,6 +179,9 @@ class Operations:
             return await self.service.conversations.acquire(key, now, LEASE_WAIT_S)
         except LeaseTimeout:
             raise ApiError(409, "conflict", f"conversation {key.hashed()} is being decided; retry") from None
+        except RouteUnavailable:  # Redis up but late: never written from this process's memory
+            raise ApiError(503, "state unavailable", f"Redis did not answer in time for conversation "
+                           f"{key.hashed()}; retry") from None
 
     def decisions(self, limit: int, channel: str | None) -> list[Json]:
         return self.service.accounting.ring.recent(limit, channel)

@@ -44,6 +44,23 @@ class StateUnavailable(StickyrouteError):
     error, e.g. redis' ConnectionError, is its `__cause__`). Callers fall back, never fail."""
 
 
+class DeliveryUnconfirmed(StateUnavailable):
+    """The shared backend did not confirm a delivery's claim (its reply was late while it is up,
+    or it is in an outage with `[state] when_unavailable = "refuse"`): the request answers 503
+    with `Retry-After` (reason `state_unavailable`) and the platform retries; never replaced by a
+    per-process claim, so never forwarded twice."""
+
+
+class RouteUnavailable(StateUnavailable):
+    """A conversation's route could not be read from the shared backend while it is up: decide
+    from `route`, the live route this process last saw (None: the default), and write nothing
+    (reason `state_unavailable`)."""
+
+    def __init__(self, message: str, route: Route | None) -> None:
+        super().__init__(message)
+        self.route = route
+
+
 @dataclass(frozen=True, slots=True)
 class ConversationLimits:
     """Per-channel bounds of conversation state: inactivity TTL (seconds) and how many routes."""
@@ -175,6 +192,12 @@ class Claim:
     state: ClaimState
     reply: Reply | None = None
     memo: DecisionMemo | None = None
+    local: bool = False
+    """Claimed in this process's memory during an outage of the shared backend
+    (`when_unavailable = "memory"`): the decision line says `"state": "memory"`."""
+    attempt: int = 1
+    """FIRST: which attempt of the delivery this caller holds (1 on the first; each claim that
+    gets FIRST counts, whether the earlier attempt failed or died): `X-Stickyroute-Attempt`."""
 
 
 class DeliveryLog(Protocol):

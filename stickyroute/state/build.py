@@ -93,9 +93,10 @@ def build_state(config: Config, registry: CollectorRegistry | None = None) -> St
     )
 
     store = RedisStore(settings.url, settings.key_prefix, settings.op_timeout_s)
-    health = BackendHealth("redis", store.url, store.ping, registry)
+    health = BackendHealth("redis", store.url, store.ping, registry, when_unavailable=settings.when_unavailable)
     return StateBackends(
-        FallbackConversationState(RedisConversationState(store, limits, recent, lock_ttl_s(config)), memory[0], health),
+        FallbackConversationState(RedisConversationState(store, limits, recent, lock_ttl_s(config)), memory[0], health,
+                                  limits),
         FallbackDeliveryLog(RedisDeliveryLog(store, ttl_s=ttl_s, claim_ttl_s=claim_ttl_s(config)), memory[1], health),
         FallbackBudget(RedisBudget(store, rate), memory[2], health),
         FallbackSwitchBudget(RedisSwitchBudget(store), memory[3], health),

@@ -1,87 +1,102 @@
-"""Never a 5xx because of the shared backend: wrappers that use it while it is healthy and this
-process's memory backend while it is not.
+"""The shared backend while it is up, this process's memory only during a declared outage, and
+never a silent split: wrappers around the shared backend that count every operation it did not
+serve (`BackendHealth.fell_back`).
 
     FallbackConversationState   a lease is committed to (or released on) the backend it came from
     FallbackDeliveryLog         keys claimed in memory are completed, failed and settled there
+                                (fallback_deliveries.py; the calls themselves: fallback_calls.py)
     FallbackBudget              the shared bucket, else a per-process one
     FallbackSwitchBudget        the same for the per-sender explicit-switch buckets
 
-An operation that raises `StateUnavailable` (an error, or slower than `op_timeout_ms`) is served
-from memory and reported to `BackendHealth`, which degrades (one log line) on an error, or when
-a slow operation's probe ping fails too; while degraded nothing is sent to the shared backend
-(except a lease it holds, given back there) until its ping answers again. What was written to
-memory during the outage stays in this process (routes fall back to their defaults on the other
-replicas, deliveries are at least once: a redelivery may be forwarded again). A write to the
-shared backend that fails after its read succeeded (commit, complete) is lost the same way,
-never raised.
+An operation that raises `StateUnavailable` is reported to `BackendHealth`: an error (refused,
+reset) declares an outage at once, a slow reply (no answer within `op_timeout_ms`) only when a
+probe ping fails too. While the backend is up, a failed operation is never replaced by a memory
+one (cause `timeout`):
+
+    claim, settle        DeliveryUnconfirmed: the request answers 503 + Retry-After (a late
+                         reply may still have taken the claim: it holds until it expires)
+    acquire              RouteUnavailable with the live route this process last saw (a small
+                         LRU of `SEEN_ROUTES` routes), decided without writing
+    get                  that last-seen route
+    commit, complete...  the write is lost (never raised)
+    budget, switches     this process's bucket
+    find, put, delete    this process's memory (admin and agent-signal paths)
+    swap                 False: nothing written (the caller reads again)
+
+During a declared outage (`health.up` False) nothing is sent to the shared backend (except a
+lease it holds, given back there) until its ping answers again; each operation is served from
+memory (cause `outage`: routes stay in this process, deliveries are at least once), or, with
+`[state] when_unavailable = "refuse"`, claims raise DeliveryUnconfirmed (cause `refused`: the
+platforms hold the updates). The views (`count`, `scan`, `census`, `size`, `stored_bytes`) read
+memory during an outage without being counted.
 """
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
-from typing import TypeVar
+from collections.abc import Collection, Mapping
 
-from stickyroute.core.delivery import DecisionMemo, DeliveryKey
+from cachetools import LRUCache
+
 from stickyroute.core.route import ConversationKey, Route
-from stickyroute.reply import Reply
-from stickyroute.state.base import (
-    Claim,
-    ClaimState,
-    ConversationLimits,
-    ConversationState,
-    DeliveryLog,
-    Lease,
-    StateUnavailable,
-)
+from stickyroute.state.base import ConversationLimits, ConversationState, Lease, RouteUnavailable, StateUnavailable
 from stickyroute.state.budget import ClassifierBudget, SwitchBudget
+from stickyroute.state.fallback_calls import answered, either, quietly
+from stickyroute.state.fallback_deliveries import FallbackDeliveryLog
 from stickyroute.state.health import BackendHealth
 
-T = TypeVar("T")
+__all__ = ["SEEN_ROUTES", "FallbackBudget", "FallbackConversationState", "FallbackDeliveryLog", "FallbackSwitchBudget"]
 
-
-async def _either(health: BackendHealth, shared: Callable[[], Awaitable[T]], local: Callable[[], Awaitable[T]]) -> T:
-    """`shared()` while the backend is up and answers, else `local()`."""
-    if health.up:
-        try:
-            result = await shared()
-        except StateUnavailable as exc:
-            health.failed(exc)
-        else:
-            return result
-    return await local()
-
-
-async def _quietly(health: BackendHealth, write: Callable[[], Awaitable[None]], *, always: bool = False) -> None:
-    """A write to the shared backend that may be lost (never raised); skipped while degraded
-    unless `always` (a lease taken on the shared backend is given back there)."""
-    if not health.up and not always:
-        return
-    try:
-        await write()
-    except StateUnavailable as exc:
-        health.failed(exc)
+SEEN_ROUTES = 10_000
+"""Routes this process remembers as it last saw them (LRU), for decisions while the backend's
+reply is late."""
 
 
 class FallbackConversationState:
     """`ConversationState` on `shared` while `health.up`, else on `local` (see the module docstring)."""
 
-    def __init__(self, shared: ConversationState, local: ConversationState, health: BackendHealth) -> None:
+    def __init__(self, shared: ConversationState, local: ConversationState, health: BackendHealth,
+                 limits: Mapping[str, ConversationLimits] | None = None) -> None:
+        """`limits`: each channel's route TTL, to tell whether a route last seen is still live
+        (a channel without: live)."""
         self.shared = shared
         self.local = local
         self.health = health
         self._shared_leases: set[tuple[ConversationKey, int]] = set()
+        self._limits = dict(limits or {})
+        self._seen: LRUCache[ConversationKey, Route] = LRUCache(SEEN_ROUTES)
+
+    def _saw(self, key: ConversationKey, route: Route | None) -> None:
+        if route is None:
+            self._seen.pop(key, None)
+        else:
+            self._seen[key] = route
+
+    def last_seen(self, key: ConversationKey, now: float) -> Route | None:
+        """The route of `key` as this process last read or wrote it, if still live at `now`."""
+        route = self._seen.get(key)
+        limits = self._limits.get(key.channel)
+        if route is None or (limits is not None and route.expires_at(limits.ttl_s) <= now):
+            return None
+        return route
 
     async def acquire(self, key: ConversationKey, now: float, wait_s: float | None = None) -> Lease:
+        """Raises RouteUnavailable (with `last_seen`) when the backend is up but did not answer."""
         if self.health.up:
             try:
                 lease = await self.shared.acquire(key, now, wait_s)
             except StateUnavailable as exc:
                 self.health.failed(exc)
+                if self.health.up:
+                    self.health.fell_back("acquire", "timeout")
+                    raise RouteUnavailable(str(exc), self.last_seen(key, now)) from exc
             else:
                 self._shared_leases.add((key, lease.token))
+                self._saw(key, lease.route)
                 return lease
-        return await self.local.acquire(key, now, wait_s)
+        self.health.fell_back("acquire", "outage")
+        lease = await self.local.acquire(key, now, wait_s)
+        self._saw(key, lease.route)
+        return lease
 
     def _from_shared(self, lease: Lease) -> bool:
         held = (lease.key, lease.token)
@@ -92,46 +107,65 @@ class FallbackConversationState:
 
     async def commit(self, lease: Lease, now: float, *, store: Route | None = None, forget: bool = False,
                      text: str | None = None) -> None:
+        if store is not None or forget:
+            self._saw(lease.key, None if forget else store)
         if self._from_shared(lease):
-            await _quietly(self.health, lambda: self.shared.commit(lease, now, store=store, forget=forget, text=text),
-                           always=True)
+            await quietly(self.health, "commit",
+                           lambda: self.shared.commit(lease, now, store=store, forget=forget, text=text), always=True)
             return
         await self.local.commit(lease, now, store=store, forget=forget, text=text)
 
     async def release(self, lease: Lease) -> None:
         if self._from_shared(lease):
-            await _quietly(self.health, lambda: self.shared.release(lease), always=True)
+            await quietly(self.health, "release", lambda: self.shared.release(lease), always=True)
             return
         await self.local.release(lease)
 
     async def get(self, key: ConversationKey, now: float) -> Route | None:
-        return await _either(self.health, lambda: self.shared.get(key, now), lambda: self.local.get(key, now))
+        """While the backend is up but late: the route this process last saw (`last_seen`)."""
+        if self.health.up:
+            ok, route = await answered(self.health, "get", lambda: self.shared.get(key, now))
+            if ok:
+                if route is not None:
+                    self._saw(key, route)
+                return route
+            if self.health.up:
+                return self.last_seen(key, now)
+        self.health.fell_back("get", "outage")
+        return await self.local.get(key, now)
 
     async def put(self, key: ConversationKey, route: Route, now: float) -> None:
-        await _either(self.health, lambda: self.shared.put(key, route, now), lambda: self.local.put(key, route, now))
+        await either(self.health, "put", lambda: self.shared.put(key, route, now),
+                      lambda: self.local.put(key, route, now))
 
     async def delete(self, key: ConversationKey, now: float) -> None:
-        await _either(self.health, lambda: self.shared.delete(key, now), lambda: self.local.delete(key, now))
+        await either(self.health, "delete", lambda: self.shared.delete(key, now), lambda: self.local.delete(key, now))
 
     async def find(self, channel: str, digest: str, now: float) -> Route | None:
-        return await _either(self.health, lambda: self.shared.find(channel, digest, now),
+        return await either(self.health, "find", lambda: self.shared.find(channel, digest, now),
                              lambda: self.local.find(channel, digest, now))
 
     async def swap(self, channel: str, digest: str, expected: Route, new: Route | None, now: float) -> bool:
-        return await _either(self.health, lambda: self.shared.swap(channel, digest, expected, new, now),
-                             lambda: self.local.swap(channel, digest, expected, new, now))
+        """False (nothing written) when the backend is up but did not answer."""
+        if self.health.up:
+            ok, swapped = await answered(self.health, "swap",
+                                         lambda: self.shared.swap(channel, digest, expected, new, now))
+            if ok or self.health.up:
+                return bool(swapped)
+        self.health.fell_back("swap", "outage")
+        return await self.local.swap(channel, digest, expected, new, now)
 
     async def count(self, channel: str, now: float) -> int:
-        return await _either(self.health, lambda: self.shared.count(channel, now),
+        return await either(self.health, None, lambda: self.shared.count(channel, now),
                              lambda: self.local.count(channel, now))
 
     async def scan(self, channel: str, now: float, *, agent: str | None = None,
                    limit: int | None = None) -> list[tuple[str, Route]]:
-        return await _either(self.health, lambda: self.shared.scan(channel, now, agent=agent, limit=limit),
+        return await either(self.health, None, lambda: self.shared.scan(channel, now, agent=agent, limit=limit),
                              lambda: self.local.scan(channel, now, agent=agent, limit=limit))
 
     async def census(self, channel: str, now: float) -> dict[str, int]:
-        return await _either(self.health, lambda: self.shared.census(channel, now),
+        return await either(self.health, None, lambda: self.shared.census(channel, now),
                              lambda: self.local.census(channel, now))
 
     async def prune(self, channel: str, keep: Collection[str], now: float) -> int:
@@ -145,90 +179,9 @@ class FallbackConversationState:
         return dropped
 
     def configure(self, limits: Mapping[str, ConversationLimits], recent_messages: int) -> None:
+        self._limits = dict(limits)
         self.shared.configure(limits, recent_messages)
         self.local.configure(limits, recent_messages)
-
-    async def aclose(self) -> None:
-        await self.local.aclose()
-        await self.shared.aclose()
-
-
-class FallbackDeliveryLog:
-    """`DeliveryLog` on `shared` while `health.up`, else on `local` (see the module docstring)."""
-
-    def __init__(self, shared: DeliveryLog, local: DeliveryLog, health: BackendHealth) -> None:
-        self.shared = shared
-        self.local = local
-        self.health = health
-        self._local_keys: Counter[DeliveryKey] = Counter()
-        """Keys whose claim (held or waited for) lives in `local`, with how many callers use it."""
-
-    def _note(self, key: DeliveryKey, claim: Claim) -> Claim:
-        if claim.state in (ClaimState.FIRST, ClaimState.IN_FLIGHT):
-            self._local_keys[key] += 1
-        return claim
-
-    def _forget(self, key: DeliveryKey) -> None:
-        self._local_keys[key] -= 1
-        if self._local_keys[key] <= 0:
-            del self._local_keys[key]
-
-    async def claim(self, keys: Sequence[DeliveryKey], now: float) -> list[Claim]:
-        if self.health.up:
-            try:
-                claims = await self.shared.claim(keys, now)
-            except StateUnavailable as exc:
-                self.health.failed(exc)
-            else:
-                return claims
-        return [self._note(k, c) for k, c in zip(keys, await self.local.claim(keys, now), strict=True)]
-
-    async def settle(self, key: DeliveryKey, now: float, timeout_s: float) -> Claim:
-        if key in self._local_keys:
-            self._forget(key)
-        elif self.health.up:
-            try:
-                settled = await self.shared.settle(key, now, timeout_s)
-            except StateUnavailable as exc:
-                self.health.failed(exc)
-            else:
-                return settled
-        claim = await self.local.settle(key, now, timeout_s)
-        if claim.state is ClaimState.FIRST:
-            self._local_keys[key] += 1
-        return claim
-
-    def _split(self, keys: Sequence[DeliveryKey]) -> tuple[list[DeliveryKey], list[DeliveryKey]]:
-        local, shared = [], []
-        for key in keys:
-            if key in self._local_keys:
-                self._forget(key)
-                local.append(key)
-            else:
-                shared.append(key)
-        return local, shared
-
-    async def complete(self, keys: Sequence[DeliveryKey], reply: Reply, now: float,
-                       memos: Mapping[DeliveryKey, DecisionMemo] | None = None) -> None:
-        local, shared = self._split(keys)
-        if local:
-            await self.local.complete(local, reply, now, memos)
-        if shared:
-            await _quietly(self.health, lambda: self.shared.complete(shared, reply, now, memos))
-
-    async def fail(self, keys: Sequence[DeliveryKey], reply: Reply | None, now: float,
-                   memos: Mapping[DeliveryKey, DecisionMemo] | None = None) -> None:
-        local, shared = self._split(keys)
-        if local:
-            await self.local.fail(local, reply, now, memos)
-        if shared:
-            await _quietly(self.health, lambda: self.shared.fail(shared, reply, now, memos))
-
-    async def stored_bytes(self, now: float) -> int | None:
-        return await _either(self.health, lambda: self.shared.stored_bytes(now), lambda: self.local.stored_bytes(now))
-
-    async def size(self, now: float) -> int:
-        return await _either(self.health, lambda: self.shared.size(now), lambda: self.local.size(now))
 
     async def aclose(self) -> None:
         await self.local.aclose()
@@ -244,7 +197,7 @@ class FallbackBudget:
         self.health = health
 
     async def take(self, channel: str, now: float) -> bool:
-        return await _either(self.health, lambda: self.shared.take(channel, now),
+        return await either(self.health, "budget", lambda: self.shared.take(channel, now),
                              lambda: self.local.take(channel, now))
 
     async def aclose(self) -> None:
@@ -261,7 +214,7 @@ class FallbackSwitchBudget:
         self.health = health
 
     async def take(self, channel: str, sender: str, rate_per_minute: float, now: float) -> bool:
-        return await _either(self.health, lambda: self.shared.take(channel, sender, rate_per_minute, now),
+        return await either(self.health, "switches", lambda: self.shared.take(channel, sender, rate_per_minute, now),
                              lambda: self.local.take(channel, sender, rate_per_minute, now))
 
     async def aclose(self) -> None:

@@ -48,6 +48,8 @@ class MemoryDeliveryLog:
         self._memos: TTLCache[DeliveryKey, DecisionMemo] = TTLCache(maxsize=max_memos, ttl=ttl_s, timer=timer)
         """First decisions of deliveries whose attempts failed (answered ones keep theirs in `_done`)."""
         self._in_flight: dict[DeliveryKey, asyncio.Future[Claim | None] | None] = {}
+        self._attempts: TTLCache[DeliveryKey, int] = TTLCache(maxsize=max_memos, ttl=ttl_s, timer=timer)
+        """Attempts claimed per delivery (bounded like the first decisions)."""
 
     async def claim(self, keys: Sequence[DeliveryKey], now: float) -> list[Claim]:
         NOW.set(now)
@@ -60,7 +62,8 @@ class MemoryDeliveryLog:
         if key in self._in_flight:
             return Claim(ClaimState.IN_FLIGHT)
         self._in_flight[key] = None  # the waiters' future is made only when someone waits
-        return Claim(ClaimState.FIRST, memo=self._memos.get(key))
+        attempt = self._attempts[key] = self._attempts.get(key, 0) + 1
+        return Claim(ClaimState.FIRST, memo=self._memos.get(key), attempt=attempt)
 
     async def settle(self, key: DeliveryKey, now: float, timeout_s: float) -> Claim:
         loop = asyncio.get_running_loop()
@@ -86,6 +89,7 @@ class MemoryDeliveryLog:
         NOW.set(now)
         for key in keys:
             memo = self._memos.pop(key, None) or (memos.get(key) if memos else None)  # the first decision wins
+            self._attempts.pop(key, None)
             with contextlib.suppress(ValueError):  # cachetools: larger than the whole size bound
                 self._done[key] = (reply, memo)
             pending = self._in_flight.pop(key, None)

@@ -28,7 +28,7 @@ async def test_the_document_says_what_each_route_needs_and_answers(tmp_path, ups
     assert document["openapi"] == "3.1.0"
     assert [p["name"] for p in pin["parameters"]] == ["channel", "chat", "sender", "thread"]
     assert pin["requestBody"]["content"]["application/json"]["schema"]["required"] == ["agent"]
-    assert sorted(pin["responses"]) == ["200", "401", "404", "409", "422"]
+    assert sorted(pin["responses"]) == ["200", "401", "404", "409", "422", "503"]
     assert pin["security"] == [{"bearer": []}, {"cookie": []}]
     assert document["paths"]["/healthz"]["get"]["security"] == []
     assert document["paths"]["/v1/decisions/stream"]["get"]["responses"]["200"]["content"] == {

@@ -8,6 +8,7 @@ from stickyroute.forwarding.headers import (
     CACHED_PEERS,
     HOP_BY_HOP,
     TrustedProxies,
+    delivery_headers,
     is_trusted,
     relay_response_headers,
     strip_hop_by_hop,
@@ -229,3 +230,19 @@ def test_signature_header_named_in_connection_is_still_forwarded(name: bytes) ->
     out = upstream_request_headers(inbound, peer_trusted=False, **_COMMON)
     assert [(n, v) for n, v in out if n.lower() == name.lower()] == [(name, value)]
     assert b"x-debug" not in _names(out)
+
+
+def test_delivery_headers_name_each_delivery_and_its_attempt_in_body_order() -> None:
+    assert delivery_headers([("telegram", "42", 1)]) == [
+        (b"x-stickyroute-delivery", b"telegram:42"), (b"x-stickyroute-attempt", b"1")]
+    assert delivery_headers([("whatsapp", "wamid.HBg=", 2), ("whatsapp", "s1 read,\r\nX: y", 1)]) == [
+        (b"x-stickyroute-delivery", b"whatsapp:wamid.HBg=,whatsapp:s1%20read%2C%0D%0AX:%20y"),
+        (b"x-stickyroute-attempt", b"2,1")]
+    assert delivery_headers([]) == []
+
+
+def test_upstream_headers_drop_inbound_delivery_markers() -> None:
+    inbound = [(b"X-Stickyroute-Delivery", b"telegram:1"), (b"x-stickyroute-attempt", b"9")]
+    out = upstream_request_headers(inbound, peer_trusted=True, **_COMMON)
+    assert [h[0] for h in out if h[0].startswith(b"x-stickyroute-")] == [b"x-stickyroute-agent",
+                                                                        b"x-stickyroute-reason"]

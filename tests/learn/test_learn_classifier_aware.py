@@ -66,7 +66,8 @@ def test_selection_keeps_what_pays_for_its_calls() -> None:
 def test_the_shipped_settings_per_classifier() -> None:
     assert LearnSettings.for_classifier(False) == LearnSettings()
     assert LearnSettings.for_classifier(True) == replace(LearnSettings(), llm_judge=True, call_cost=0.5,
-                                                         overlap_min_gain=2.0)
+                                                         overlap_min_gain=2.0, two_topic_all=True,
+                                                         max_sticky_offset=0)
 
 
 def test_split_by_intent_puts_part_of_every_intent_on_each_side() -> None:

@@ -41,8 +41,9 @@ class _FixedScores:
         return dict(self.fixed)
 
 
-def engine_agent(scores: dict[str, int], current: str | None, settings: RoutingSettings) -> str:
-    agents = {n: Agent(n, "http://127.0.0.1:9/x") for n in AGENTS}
+def engine_agent(scores: dict[str, int], current: str | None, settings: RoutingSettings,
+                 offsets: dict[str, int] | None = None) -> str:
+    agents = {n: Agent(n, "http://127.0.0.1:9/x", sticky_bonus_offset=(offsets or {}).get(n, 0)) for n in AGENTS}
     channel = Channel("telegram", ChannelType.TELEGRAM, ("/t",), "d", routing=settings)
     rules = replace(build_rules(Config("x", agents, {"telegram": channel}), channel, lists_agents=True), scorer=_FixedScores(scores))
     envelope = Envelope("telegram", MessageKind.TEXT, delivery_id="1", sender_id="1", chat_id="1", text=TEXT)
@@ -67,6 +68,21 @@ def test_predict_matches_the_engine_on_every_score_combination(name) -> None:
         scores = {k: v for k, v in (("a", a), ("b", b), ("c", c)) if v}
         for current in (None, "a", "b", "d"):
             expected = engine_agent(scores, current, settings)
+            if (predict(scores, current, rules) or "d") != expected:
+                mismatches.append((scores, current, expected))
+    assert mismatches == []
+
+
+@pytest.mark.parametrize("offsets", [{"a": 1}, {"a": 6, "b": 2}])
+@pytest.mark.parametrize("name", ["recommended", "early"])
+def test_predict_matches_the_engine_with_sticky_bonus_offsets(name, offsets) -> None:
+    settings = SETTINGS[name]
+    rules = replace(GateRules.from_settings(settings), sticky_offsets=tuple(sorted(offsets.items())))
+    mismatches = []
+    for a, b, c in itertools.product(POINTS, repeat=3):
+        scores = {k: v for k, v in (("a", a), ("b", b), ("c", c)) if v}
+        for current in (None, "a", "b", "d"):
+            expected = engine_agent(scores, current, settings, offsets)
             if (predict(scores, current, rules) or "d") != expected:
                 mismatches.append((scores, current, expected))
     assert mismatches == []

@@ -5,9 +5,8 @@ from __future__ import annotations
 import pytest
 
 from stickyroute.learn.counts import TermCounts
-from stickyroute.learn.proposals import Seeds, propose, starting_weights
+from stickyroute.learn.proposals import Seeds, propose, related_candidates, starting_weights
 from stickyroute.learn.scoring import TermScore
-from stickyroute.learn.selection import related_candidates
 from stickyroute.learn.settings import LearnSettings
 from stickyroute.learn.terms import sub_terms
 

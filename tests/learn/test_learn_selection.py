@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from stickyroute.learn.gate import GateRules
-from stickyroute.learn.selection import Candidate, GateCheck, ScoredMessage, related_candidates
+from stickyroute.learn.proposals import related_candidates
+from stickyroute.learn.selection import Candidate, GateCheck, ScoredMessage
 from stickyroute.learn.terms import sub_terms
 from stickyroute.replay.cli import RECOMMENDED
 

@@ -62,7 +62,8 @@ FAMILIES = {  # README "Every request accounted for", the metrics table
     "stickyroute_classifier_skips": {"channel", "reason"}, "stickyroute_classifier_unmatched_answers": {"channel", "provider"},
     "stickyroute_classifier_tokens": {"channel", "provider", "type"},
     "stickyroute_classifier_latency_seconds": {"channel", "provider"},
-    "stickyroute_state_backend_up": {"backend"}, "stickyroute_config": {"hash", "path"},
+    "stickyroute_state_backend_up": {"backend"}, "stickyroute_state_fallbacks": {"operation", "cause"},
+    "stickyroute_config": {"hash", "path"},
     "stickyroute_config_loaded_timestamp_seconds": set(), "stickyroute_config_reloads": {"result"},
 }
 

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import httpx
+from prometheus_client.parser import text_string_to_metric_families
 
 from stickyroute.config.model import Agent
 from tests.redis_server import free_port
@@ -90,9 +91,12 @@ class RecordingAgent:
 class ProxyProcess:
     """`stickyroute serve --config <path>` on free loopback ports (context manager)."""
 
-    def __init__(self, config: Path, *, workers: int = 1, log: Path | None = None, args: Sequence[str] = ()) -> None:
-        """`args`: more `serve` options (e.g. `--demo-agents`)."""
+    def __init__(self, config: Path, *, workers: int = 1, log: Path | None = None, args: Sequence[str] = (),
+                 hogged: bool = False) -> None:
+        """`args`: more `serve` options (e.g. `--demo-agents`); `hogged`: a CPU-bound task shares
+        the server's event loop (tests/proxy/hogged.py)."""
         self.config = config
+        self.hogged = hogged
         self.args = tuple(args)
         self.port = free_port()
         self.admin_port = free_port()
@@ -109,7 +113,7 @@ class ProxyProcess:
         return f"http://127.0.0.1:{self.admin_port}"
 
     def start(self) -> None:
-        command = [sys.executable, "-m", "stickyroute", "serve", "--config", str(self.config), "--host",
+        command = [sys.executable, "-m", "tests.proxy.hogged" if self.hogged else "stickyroute", "serve", "--config", str(self.config), "--host",
                    "127.0.0.1", "--port", str(self.port), "--admin-port", str(self.admin_port)]
         if self.workers > 1:
             command += ["--workers", str(self.workers)]
@@ -146,7 +150,18 @@ class ProxyProcess:
         self.start()
 
     def stats(self) -> dict[str, object]:
-        return httpx.get(self.admin + "/stats", headers=ADMIN_HEADERS, timeout=5.0).json()  # type: ignore[no-any-return]
+        return httpx.get(self.admin + "/stats", headers=ADMIN_HEADERS, timeout=HANG_GUARD_S).json()  # type: ignore[no-any-return]
+
+    def fallbacks(self) -> dict[str, float]:
+        """`stickyroute_state_fallbacks_total` by "operation/cause", from /metrics."""
+        text = httpx.get(self.admin + "/metrics", timeout=HANG_GUARD_S).text
+        out: dict[str, float] = {}
+        for family in text_string_to_metric_families(text):
+            if family.name == "stickyroute_state_fallbacks":
+                for sample in family.samples:
+                    if sample.name.endswith("_total"):
+                        out[f"{sample.labels['operation']}/{sample.labels['cause']}"] = sample.value
+        return out
 
     def __enter__(self) -> ProxyProcess:
         self.start()

@@ -182,9 +182,33 @@ async def test_two_workers_of_one_serve_keep_one_route(tmp_path: Path, redis_pre
                         response = await client.post(proxy.url + "/tg", content=body, headers=HEADERS)
                     assert response.status_code == 200
                     sent += 1
-                served_by_admin_worker = sum(proxy.stats()["decisions"]["telegram"].values())  # type: ignore[index]
+                decided = proxy.stats()["decisions"]  # no "telegram" yet: the admin worker served none of them
+                served_by_admin_worker = sum(decided.get("telegram", {}).values())  # type: ignore[attr-defined]
                 if 0 < served_by_admin_worker < sent:
                     break
         seen = decisions(upstream)
     assert 0 < served_by_admin_worker < sent
     assert {agent for agent, _ in seen.values()} == {"taxi"} and len(seen) == sent
+
+
+async def test_two_slowed_replicas_at_default_settings_route_as_one_memory_process_without_a_fallback(
+        tmp_path: Path, redis_prefix: tuple[str, str]) -> None:
+    """The same 300 conversations at the default `op_timeout_ms`, each replica's event loop slowed
+    by a CPU-bound task (tests/proxy/hogged.py): (agent, reason) per message equal to one memory
+    process's, and no state operation served otherwise (`stickyroute_state_fallbacks_total`)."""
+    conversations = load_corpus(CORPUS, CONVERSATIONS)
+    agents = load_agents(AGENTS)
+    with RecordingAgent() as upstream:
+        with ProxyProcess(write_replica_config(tmp_path / "memory.toml", upstream.url, agents)) as one:
+            await replay(conversations, [one.url])
+        alone = decisions(upstream)
+    url, prefix = redis_prefix
+    default_state = f'backend = "redis"\nurl = "{url}"\nkey_prefix = "{prefix}"'
+    with RecordingAgent() as upstream:
+        shared = write_replica_config(tmp_path / "redis.toml", upstream.url, agents, state=default_state)
+        with ProxyProcess(shared, hogged=True) as a, ProxyProcess(shared, hogged=True) as b:
+            sent = await replay(conversations, [a.url, b.url])
+            fallbacks = [a.fallbacks(), b.fallbacks()]
+        together = decisions(upstream)
+    differing = sum(1 for update_id, decided in alone.items() if together.get(update_id) != decided)
+    assert (sent, len(together), differing, fallbacks) == (2228, 2228, 0, [{}, {}])

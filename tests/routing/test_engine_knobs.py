@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from stickyroute.core.route import Route
-from stickyroute.routing.engine import NeedsClassification, Purpose, busy, decide, is_acknowledgement
+from stickyroute.routing.engine import NeedsClassification, Purpose, busy, decide, is_acknowledgement, unavailable
 from stickyroute.routing.envelope import Envelope, MessageKind
 from stickyroute.routing.rules import build_rules
 from tests.routing.engine_cases import HEUR, LONG, TTL, run, seeded
@@ -163,4 +163,18 @@ def test_busy_stays_on_the_route_read_and_writes_nothing(route: Route | None, ex
     rules = build_rules(make_config(), make_config().channels["telegram"], lists_agents=True)
     decision = busy(route, rules)
     assert ((decision.agent, decision.reason), decision.store, decision.forget, decision.list_agents) == (
+        expected, None, False, False)
+
+
+@pytest.mark.parametrize(("route", "expected"), [
+    (Route("billing", chosen_at=T0, last_active=T0), ("billing", "state_unavailable")),
+    (Route("coder", chosen_at=T0, last_active=T0, explicit=True), ("coder", "state_unavailable")),
+    (None, ("general", "state_unavailable")),
+])
+def test_unavailable_state_routes_to_the_route_last_seen_and_writes_nothing(route: Route | None,
+                                                                            expected: tuple[str, str]) -> None:
+    """Redis up but late: the route this process last saw (or the default), nothing written."""
+    rules = build_rules(make_config(), make_config().channels["telegram"], lists_agents=True)
+    decision = unavailable(route, rules)
+    assert ((decision.agent, decision.reason), decision.store, decision.forget, decision.switched) == (
         expected, None, False, False)

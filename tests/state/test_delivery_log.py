@@ -64,7 +64,7 @@ async def test_waiters_get_the_failed_attempts_answer_and_the_next_retry_forward
     await _started(waiter)
     await deliveries.fail([U], BAD, T0 + 2, {U: MEMO})
     assert (await asyncio.wait_for(waiter, GUARD_S), await deliveries.claim([U], T0 + 60)) == (
-        Claim(FAILED, BAD), [Claim(FIRST, memo=MEMO)])
+        Claim(FAILED, BAD), [Claim(FIRST, memo=MEMO, attempt=2)])
 
 
 async def test_an_attempt_that_died_without_an_answer_hands_the_delivery_to_one_waiter(deliveries: DeliveryLog) -> None:
@@ -76,7 +76,7 @@ async def test_an_attempt_that_died_without_an_answer_hands_the_delivery_to_one_
     done, pending = await asyncio.wait([one, two], timeout=GUARD_S, return_when=asyncio.FIRST_COMPLETED)
     winner = done.pop()
     loser = pending.pop() if pending else None
-    assert (winner.result(), loser is not None and not loser.done()) == (Claim(FIRST), True)
+    assert (winner.result(), loser is not None and not loser.done()) == (Claim(FIRST, attempt=2), True)
     await deliveries.complete([U], OK, T0 + 3)
     assert await asyncio.wait_for(loser, GUARD_S) == Claim(DONE, OK)  # type: ignore[arg-type]
 
@@ -123,7 +123,7 @@ async def test_retried_batch_claims_only_the_parts_without_a_2xx(deliveries: Del
     retry = await deliveries.claim([a, b, c], T0 + 30)
     assert ([x.state for x in first], retry, await deliveries.size(T0 + 30)) == (
         [FIRST] * 3,
-        [Claim(DONE, billing, memos[a]), Claim(FIRST, memo=memos[b]), Claim(DONE, billing, memos[c])], 2)
+        [Claim(DONE, billing, memos[a]), Claim(FIRST, memo=memos[b], attempt=2), Claim(DONE, billing, memos[c])], 2)
 
 
 async def test_a_batch_arriving_while_its_parts_are_in_flight_waits_for_each(deliveries: DeliveryLog) -> None:
@@ -143,7 +143,7 @@ async def test_the_first_decision_is_kept_across_failed_attempts(deliveries: Del
     await deliveries.fail([U], BAD, T0 + 1, {U: MEMO})
     await deliveries.claim([U], T0 + 2)
     await deliveries.fail([U], BAD, T0 + 3, {U: DecisionMemo("support", "classified")})
-    assert await deliveries.claim([U], T0 + 4) == [Claim(FIRST, memo=MEMO)]
+    assert await deliveries.claim([U], T0 + 4) == [Claim(FIRST, memo=MEMO, attempt=3)]
 
 
 async def test_stored_answers_keep_status_headers_and_body_bytes(deliveries: DeliveryLog) -> None:

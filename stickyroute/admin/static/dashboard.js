@@ -125,7 +125,11 @@ function showStatus(status) {
   $("config-hash").textContent = status.config.hash.slice(0, 12);
   $("config-hash").title = status.config.path;
   $("config-loaded").textContent = clock(status.config.loaded_at);
-  $("state-backend").textContent = status.state.backend + (status.state.up ? "" : " (down: memory fallback)");
+  const down = status.state.when_unavailable === "refuse" ? " (down: refusing deliveries)" : " (down: memory fallback)";
+  const missed = Object.values(status.state.fallbacks || {}).reduce((a, b) => a + b, 0);
+  $("state-backend").textContent = status.state.backend + (status.state.up ? "" : down)
+    + (missed ? ` · ${missed} not served by it` : "");
+  $("state-backend").title = Object.entries(status.state.fallbacks || {}).map(([k, n]) => `${k}: ${n}`).join("\n");
   state.channels = status.channels;
 }
 

@@ -1,7 +1,8 @@
 """The Redis connection of one process: one pool, the registered scripts, every operation bounded
-by `op_timeout_s`, every redis-py error translated to `StateUnavailable` (raised from it).
+by `op_timeout_s` of the event loop's free time (`stickyroute.state.lag`: the loop's own lag is
+not Redis being slow), every redis-py error translated to `StateUnavailable` (raised from it).
 
-    store = RedisStore(url, prefix="stickyroute:", op_timeout_s=0.05)
+    store = RedisStore(url, prefix="stickyroute:", op_timeout_s=0.25)
     await store.run("acquire", ACQUIRE, [hash, lock], [token, lock_ms])   one EVALSHA, one round trip
     await store.run_many("claim", [(CLAIM, keys, args), ...])            one pipeline, one round trip
 
@@ -37,6 +38,7 @@ from redis.exceptions import (
 )
 
 from stickyroute.state.base import StateUnavailable
+from stickyroute.state.lag import loop_deadline
 from stickyroute.state.redis.keys import KeyLayout
 
 Call = tuple[str, Sequence[str], Sequence[Any]]
@@ -117,7 +119,7 @@ class RedisStore:
     of routes (garbage collection only; the caller's clock decides what is live).
     """
 
-    def __init__(self, url: str, prefix: str = "stickyroute:", op_timeout_s: float = 0.05,
+    def __init__(self, url: str, prefix: str = "stickyroute:", op_timeout_s: float = 0.25,
                  client: Redis | None = None) -> None:
         self.url = masked(url)
         self.keys = KeyLayout(prefix)
@@ -152,7 +154,7 @@ class RedisStore:
         """Send one batch: a single EVALSHA, or one pipeline; NOSCRIPT (a restarted Redis) loads
         the scripts and sends again. Errors go to the callers' futures."""
         try:
-            async with asyncio.timeout(self.op_timeout_s):  # one deadline for the batch's callers
+            async with loop_deadline(self.op_timeout_s):  # one deadline for the batch's callers, in loop free time
                 for source in {q[0] for q in batch} - self._sha.keys():
                     self._sha[source] = await self.client.script_load(source)
                 results = await self._execute(batch)
@@ -231,7 +233,7 @@ class RedisStore:
         timeout)."""
         limit = self.op_timeout_s if timeout_s is None else timeout_s
         try:
-            async with asyncio.timeout(limit):
+            async with loop_deadline(limit):
                 await self.client.ping()
         except FOREIGN_ERRORS as exc:
             raise translate(exc, "ping", limit) from exc

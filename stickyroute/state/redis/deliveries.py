@@ -5,6 +5,7 @@
              a, au   the stored answer (codec.reply_blob) and until when it is answered from Redis
              m, mu   the first decision (kept `ttl_s` after it was made)
              ft, fr  the last failed attempt's token and answer ('' = died without one)
+             n       attempts claimed so far (`Claim.attempt`, `X-Stickyroute-Attempt`)
 
     claim     CLAIM script per key (a batch: one pipeline, one round trip): DONE with the answer,
               IN_FLIGHT (the holder's token is noted for `settle`), or FIRST (claim taken)
@@ -80,7 +81,7 @@ class RedisDeliveryLog:
         memo = memo_from(result[1])
         if state is ClaimState.FIRST:
             self._held[key] = token
-            return Claim(state, memo=memo)
+            return Claim(state, memo=memo, attempt=int(result[2]) if len(result) > 2 and result[2] else 1)
         if state is ClaimState.IN_FLIGHT:
             self._seen[key] = (result[2] or b"").decode()
             return Claim(state)

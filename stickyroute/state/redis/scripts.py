@@ -135,21 +135,22 @@ end
 
 CLAIM = _MEMO + """
 -- KEYS: delivery hash. ARGV: now, token, claim until, claim_ms.
--- {'done', memo, answer} | {'busy', memo, holder token} | {'first', memo} (the caller holds it).
+-- {'done', memo, answer} | {'busy', memo, holder token} | {'first', memo, attempt} (the caller holds it).
 local now = tonumber(ARGV[1])
 local f = redis.call('HMGET', KEYS[1], 'a', 'au', 'm', 'mu', 't', 'tu')
 local memo = live_memo(f[3], f[4], now)
 if f[1] and tonumber(f[2]) > now then return {'done', memo, f[1]} end
 if f[5] and tonumber(f[6]) > now then return {'busy', memo, f[5]} end
 redis.call('HSET', KEYS[1], 't', ARGV[2], 'tu', ARGV[3])
+local attempt = redis.call('HINCRBY', KEYS[1], 'n', 1)
 keep_at_least(KEYS[1], tonumber(ARGV[4]))
-return {'first', memo}
+return {'first', memo, attempt}
 """
 
 SETTLE = _MEMO + """
 -- KEYS: delivery hash. ARGV: now, awaited token, token, claim until, claim_ms.
 -- One poll of a waiter: {'done', memo, answer} | {'failed', memo, reply of the awaited attempt}
--- | {'busy', memo, holder token} | {'first', memo} (it ended without an answer: the caller holds it).
+-- | {'busy', memo, holder token} | {'first', memo, attempt} (it ended without an answer: the caller holds it).
 local now = tonumber(ARGV[1])
 local f = redis.call('HMGET', KEYS[1], 'a', 'au', 'm', 'mu', 't', 'tu', 'ft', 'fr')
 local memo = live_memo(f[3], f[4], now)
@@ -161,8 +162,9 @@ if f[5] and tonumber(f[6]) > now then
 end
 if failed then return {'failed', memo, f[8]} end
 redis.call('HSET', KEYS[1], 't', ARGV[3], 'tu', ARGV[4])
+local attempt = redis.call('HINCRBY', KEYS[1], 'n', 1)
 keep_at_least(KEYS[1], tonumber(ARGV[5]))
-return {'first', memo}
+return {'first', memo, attempt}
 """
 
 COMPLETE = _MEMO + """

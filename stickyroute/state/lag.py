@@ -1,0 +1,117 @@
+"""A deadline in the event loop's free time: event-loop lag does not make a healthy backend late.
+
+    async with loop_deadline(0.25):      like asyncio.timeout(0.25), but the time the loop spent
+        await store.client.evalsha(...)  busy elsewhere (lag) is not counted
+
+Why: a reply that Redis sent in 0.2 ms waits on the socket until the loop comes back to it; a
+saturated or CPU-bound loop (200 concurrent webhooks, a large batch's JSON parse, a garbage
+collection) can take hundreds of ms, and a plain deadline then counts the proxy's own lag as the
+backend's slowness. Lag is measured by a tick every `TICK_S` seconds, running only while
+deadlines are pending: how late each tick ran is lag (`LoopLag.total`). When the deadline's timer
+fires, the time elapsed minus the lag seen since the start is what counts; below the timeout the
+timer is set again for the rest. A backend that does not answer still expires after `timeout_s`
+of free loop time (so after longer wall time when the loop is busy).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import weakref
+from types import TracebackType
+
+TICK_S = 0.005
+"""How often the lag tick runs while a deadline is pending (seconds)."""
+
+_LAGS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, LoopLag] = weakref.WeakKeyDictionary()
+
+
+class LoopLag:
+    """Cumulative lateness of one event loop's ticks (seconds, `total`), ticking while held (a
+    tick that finds no holder stops; the next `hold` starts it again)."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, tick_s: float = TICK_S) -> None:
+        self.total = 0.0
+        self._loop = loop
+        self._tick_s = tick_s
+        self._holders = 0
+        self._due = 0.0
+        self._handle: asyncio.TimerHandle | None = None
+
+    @property
+    def ticking(self) -> bool:
+        """True while the tick is scheduled."""
+        return self._handle is not None
+
+    def hold(self) -> None:
+        """One more pending deadline (starts the tick when it is not running)."""
+        self._holders += 1
+        if self._handle is None:
+            self._due = self._loop.time() + self._tick_s
+            self._handle = self._loop.call_at(self._due, self._tick)
+
+    def release(self) -> None:
+        """One pending deadline fewer (the tick stops at its next run without one)."""
+        self._holders -= 1
+
+    def catch_up(self) -> None:
+        """Count the lag of a tick that is due but has not run yet (the loop is late right now)."""
+        now = self._loop.time()
+        if self._handle is not None and now > self._due:
+            self.total += now - self._due
+            self._handle.cancel()
+            self._due = now + self._tick_s
+            self._handle = self._loop.call_at(self._due, self._tick)
+
+    def _tick(self) -> None:
+        now = self._loop.time()
+        if now > self._due:
+            self.total += now - self._due
+        if self._holders <= 0:
+            self._holders = 0
+            self._handle = None
+            return
+        self._due = now + self._tick_s
+        self._handle = self._loop.call_at(self._due, self._tick)
+
+
+def lag_of(loop: asyncio.AbstractEventLoop) -> LoopLag:
+    """The `LoopLag` of `loop` (one per loop)."""
+    lag = _LAGS.get(loop)
+    if lag is None:
+        lag = _LAGS[loop] = LoopLag(loop)
+    return lag
+
+
+class loop_deadline:  # a lower-case name, used like asyncio.timeout
+    """`asyncio.timeout(timeout_s)` counting only the loop's free time (see the module
+    docstring); raises TimeoutError when it passes. An async context manager, used once."""
+
+    __slots__ = ("_handle", "_lag", "_lag_at_start", "_loop", "_scope", "_start", "_timeout_s")
+
+    def __init__(self, timeout_s: float) -> None:
+        self._timeout_s = timeout_s
+        self._scope = asyncio.timeout(None)
+
+    async def __aenter__(self) -> None:
+        loop = self._loop = asyncio.get_running_loop()
+        lag = self._lag = lag_of(loop)
+        lag.hold()
+        self._start = loop.time()
+        self._lag_at_start = lag.total
+        await self._scope.__aenter__()
+        self._handle = loop.call_later(self._timeout_s, self._check)
+
+    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                        tb: TracebackType | None) -> None:
+        self._handle.cancel()
+        self._lag.release()
+        await self._scope.__aexit__(exc_type, exc, tb)
+
+    def _check(self) -> None:
+        loop, lag = self._loop, self._lag
+        lag.catch_up()
+        used = loop.time() - self._start - (lag.total - self._lag_at_start)
+        if used >= self._timeout_s:
+            self._scope.reschedule(loop.time())
+        else:
+            self._handle = loop.call_later(self._timeout_s - used, self._check)
