@@ -44,8 +44,8 @@ from stickyroute.config.model import Config
 from stickyroute.config.overrides import Overrides
 from stickyroute.forwarding.dispatch import RecordHook
 from stickyroute.server.announce import log_started, log_stopped
-from stickyroute.server.heap import settle_heap
 from stickyroute.server.edge import EdgeConfig, EdgeLimits, raise_descriptor_limit
+from stickyroute.server.heap import settle_heap
 from stickyroute.server.listener import Listener
 from stickyroute.server.run import BACKSTOP_S
 from stickyroute.server.service import Service
