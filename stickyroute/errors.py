@@ -6,6 +6,7 @@
     ├── WebhookError             `stickyroute webhook`: the platform's API refused or was not reached
     ├── LeaseTimeout             (proxy.state) a conversation stayed held past the caller's wait
     ├── StateUnavailable         (proxy.state) the shared state backend (Redis) failed or was too slow
+    │   └── SlotUnavailable          (proxy.state) one Redis Cluster node failed: only its slots' keys
     ├── UpstreamError            the forwarding leg failed (`kind` names it in the metrics)
     │   ├── UpstreamConnectError     the agent refused or could not be reached (-> 502)
     │   ├── UpstreamPoolExhausted    every connection of the agent's pool stayed busy (-> 503)

@@ -10,7 +10,7 @@ import pytest
 from stickyroute.cli.main import main
 from stickyroute.config import check_config, load_config
 from stickyroute.config.model import StateSettings
-from tests.redis_server import free_port, require_redis
+from tests.redis_server import OwnCluster, OwnSentinel, free_port, require_redis
 
 BASE = """
 [agents.coder]
@@ -64,12 +64,42 @@ def test_a_full_redis_table_with_an_environment_url(tmp_path: Path) -> None:
         ('when_unavailable = "drop"', 'state.when_unavailable: expected one of memory, refuse; got "drop"'),
         ('url = "${NO_SUCH_VAR}"', "state.url: environment variable NO_SUCH_VAR is not set"),
         ("op_timeout = 5", 'state.op_timeout: unknown key (did you mean "op_timeout_ms"?)'),
+        ('mode = "ring"', 'state.mode: expected one of single, cluster, sentinel; got "ring"'),
+        ('mode = "sentinel"\nmaster = "mymaster"',
+         'state.sentinels: is required with mode = "sentinel" (the sentinels\' "host:port" addresses)'),
+        ('mode = "sentinel"\nsentinels = ["127.0.0.1:26379"]',
+         'state.master: is required with mode = "sentinel" (the master name the sentinels monitor)'),
+        ('mode = "sentinel"\nmaster = "m"\nsentinels = []',
+         'state.sentinels: is required with mode = "sentinel" (the sentinels\' "host:port" addresses)'),
+        ('mode = "sentinel"\nmaster = "m"\nsentinels = ["127.0.0.1:26379", "sentinel-b"]',
+         'state.sentinels[1]: expected "host:port", got "sentinel-b"'),
+        ('mode = "sentinel"\nmaster = "m"\nsentinels = ["127.0.0.1:0"]',
+         'state.sentinels[0]: port must be between 1 and 65535, got "127.0.0.1:0"'),
+        ('mode = "sentinel"\nmaster = "m"\nsentinels = ["127.0.0.1:26379"]\nurl = "unix:///run/redis.sock"',
+         'state.url: mode = "sentinel" needs a redis:// or rediss:// URL (unix sockets are not discovered by '
+         "Sentinel)"),
+        ('sentinels = ["127.0.0.1:26379"]', 'state.sentinels: only used with mode = "sentinel" (mode is "single")'),
+        ('mode = "cluster"\nmaster = "m"', 'state.master: only used with mode = "sentinel" (mode is "cluster")'),
+        ('mode = "cluster"\nurl = "unix:///run/redis.sock"',
+         'state.url: mode = "cluster" needs a redis:// or rediss:// URL (Redis Cluster has no unix sockets)'),
+        ('mode = "cluster"\nurl = "redis://127.0.0.1:7000/2"',
+         "state.url: Redis Cluster has only database 0, got /2"),
     ],
 )
 def test_state_errors_name_file_key_and_problem(tmp_path: Path, state: str, message: str) -> None:
     path = write(tmp_path, state)
     _config, problems = check_config(path, env={})
     assert [str(p) for p in problems if not p.warning] == [f"{path}: {message}"]
+
+
+def test_cluster_and_sentinel_tables(tmp_path: Path) -> None:
+    cluster = load_config(write(tmp_path, 'backend = "redis"\nmode = "cluster"\nurl = "redis://10.0.0.5:7000/0"\n'))
+    sentinel = load_config(write(tmp_path, 'backend = "redis"\nmode = "sentinel"\nurl = "redis://:pw@ignored/3"\n'
+                                           'sentinels = ["127.0.0.1:26379", "[::1]:26380"]\nmaster = "mymaster"\n'))
+    assert (cluster.state.mode, cluster.state.sentinels, cluster.state.master, StateSettings().mode) == (
+        "cluster", (), "", "single")
+    assert (sentinel.state.mode, sentinel.state.sentinels, sentinel.state.master) == (
+        "sentinel", ("127.0.0.1:26379", "[::1]:26380"), "mymaster")
 
 
 def test_check_warns_with_the_exact_error_when_redis_does_not_answer(tmp_path: Path,
@@ -98,3 +128,35 @@ def test_serve_refuses_several_workers_on_the_memory_backend(tmp_path: Path,
         f'{path}: state.backend: --workers 2 needs backend = "redis": with "memory" every worker process keeps its '
         "own routes and delivery log, so a conversation would change agent from one message to the next and a "
         "platform retry reaching another worker would be forwarded twice"]
+
+
+def test_check_pings_every_primary_of_a_cluster(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with OwnCluster() as cluster:
+        path = write(tmp_path, f'backend = "redis"\nmode = "cluster"\nurl = "{cluster.url}"\n')
+        healthy = main(["check", path]), capsys.readouterr().out.splitlines()
+        silent = next(port for port in cluster.primaries() if port != cluster.ports[0])  # the seed stays
+        cluster.kill(silent)
+        degraded = main(["check", path]), capsys.readouterr().out.splitlines()
+    assert healthy == (0, ["ok: 1 agent, 1 channel"])
+    assert degraded == (0, [
+        f"warning: {path}: state.url: Redis cluster {cluster.url}: primary 127.0.0.1:{silent} does not answer "
+        f"(ConnectionError: Error 111 connecting to 127.0.0.1:{silent}. Connect call failed ('127.0.0.1', {silent}).)"
+        "; until a replica takes over, the updates whose keys live in its slots answer 503 or are routed from the "
+        "last route seen",
+        "ok: 1 agent, 1 channel"])
+
+
+def test_check_asks_the_sentinels_for_the_master_and_pings_it(tmp_path: Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    with OwnSentinel() as setup:
+        state = (f'backend = "redis"\nmode = "sentinel"\nsentinels = ["{setup.sentinels[0]}"]\n'
+                 f'master = "{setup.master}"\n')
+        found = main(["check", write(tmp_path, state)]), capsys.readouterr().out.splitlines()
+        path = write(tmp_path, state.replace(setup.master, "nobody"))
+        unknown = main(["check", path]), capsys.readouterr().out.splitlines()
+    assert found == (0, ["ok: 1 agent, 1 channel"])
+    assert unknown == (0, [
+        f"warning: {path}: state.sentinels: cannot reach Redis at sentinel master 'nobody' via {setup.sentinels[0]} "
+        "(redis ping: MasterNotFoundError: No master found for 'nobody'); the proxy would start on its "
+        "per-process memory fallback and switch to Redis when it answers",
+        "ok: 1 agent, 1 channel"])

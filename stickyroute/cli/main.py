@@ -41,8 +41,9 @@ def _run_check(args: argparse.Namespace) -> int:
     """Print every problem as `file: dotted.key: what is wrong` (warnings prefixed).
 
     Errors first, then warnings, then a summary line. Exit 0 when there is no error, else 2.
-    With `[state] backend = "redis"`, a Redis that does not answer is a warning (`state.url`)
-    with the exact error: the proxy would start on its memory fallback.
+    With `[state] backend = "redis"`, a Redis that does not answer is a warning (`state.url`;
+    `state.sentinels` on Sentinel) with the exact error: the proxy would start on its memory
+    fallback. On a cluster every primary is pinged; a silent one is a warning too.
     """
     if args.path is None and not os.path.isfile(DEFAULT_CONFIG):
         print(f"stickyroute check: no config to check: there is no ./{DEFAULT_CONFIG} here (`stickyroute init` "
@@ -54,7 +55,8 @@ def _run_check(args: argparse.Namespace) -> int:
 
         unreachable = probe(config.state)
         if unreachable is not None:
-            problems.append(ConfigProblem(config.path, "state.url", unreachable, warning=True))
+            key = "state.sentinels" if config.state.mode == "sentinel" else "state.url"
+            problems.append(ConfigProblem(config.path, key, unreachable, warning=True))
     errors = [p for p in problems if not p.warning]
     warnings = [p for p in problems if p.warning]
     for problem in errors:

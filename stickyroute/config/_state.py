@@ -8,6 +8,9 @@
     when_unavailable = "memory"     # memory | refuse: what deliveries get during a Redis outage
     delivery_ttl_hours = 24         # answered deliveries remembered (both backends)
     delivery_log_max_bytes = 67108864   # memory backend: stored answers' total size bound
+    mode = "single"                 # single | cluster (url: any seed node) | sentinel:
+    sentinels = ["10.0.0.1:26379", "10.0.0.2:26379"]   # mode = "sentinel" only
+    master = "mymaster"                                 # mode = "sentinel" only
 
 Only the shape is checked here (scheme, host, port, database number, prefix); whether Redis
 answers is `stickyroute check`'s warning and, at startup, a logged warning: never an error.
@@ -19,7 +22,7 @@ from dataclasses import fields
 from urllib.parse import urlsplit
 
 from stickyroute.config._reader import Table
-from stickyroute.config.model import STATE_BACKENDS, WHEN_UNAVAILABLE, StateSettings
+from stickyroute.config.model import STATE_BACKENDS, STATE_MODES, WHEN_UNAVAILABLE, StateSettings
 
 SCHEMES = ("redis", "rediss", "unix")
 _PORT_MAX = 65535
@@ -54,6 +57,62 @@ def prefix_problem(prefix: str) -> str | None:
     if any(c.isspace() for c in prefix):
         return "must not contain whitespace"
     return None
+
+
+def address_problem(address: str) -> str | None:
+    """What is wrong with a sentinel's "host:port" (IPv6 in brackets), or None."""
+    try:
+        parts = urlsplit(f"redis://{address}")
+        host, port = parts.hostname, parts.port
+    except ValueError:
+        host, port = None, None
+    if not host or port is None or parts.netloc != address or "@" in address:
+        return f'expected "host:port", got "{address}"'
+    if not 0 < port <= _PORT_MAX:
+        return f'port must be between 1 and {_PORT_MAX}, got "{address}"'
+    return None
+
+
+def _read_topology(table: Table, values: dict[str, object]) -> None:
+    """`mode`, `sentinels`, `master`: each key only where its mode uses it; the URL's shape per mode."""
+    mode = table.choice("mode", STATE_MODES)
+    if mode is None:
+        if table.has("mode"):
+            return
+        mode = "single"
+    values["mode"] = mode
+    if mode != "sentinel":
+        for key in ("sentinels", "master"):
+            if table.has(key):
+                table.error(key, f'only used with mode = "sentinel" (mode is "{mode}")')
+    else:
+        items = table.indexed_strings("sentinels")
+        if not table.has("sentinels") or items == []:
+            table.error("sentinels", 'is required with mode = "sentinel" (the sentinels\' "host:port" addresses)')
+        elif items is not None:
+            good = []
+            for i, address in items:
+                problem = address_problem(address)
+                if problem is None:
+                    good.append(address)
+                else:
+                    table.error(f"sentinels[{i}]", problem)
+            values["sentinels"] = tuple(good)
+        master = table.string("master")
+        if not table.has("master"):
+            table.error("master", 'is required with mode = "sentinel" (the master name the sentinels monitor)')
+        elif master is not None:
+            values["master"] = master
+    url = values.get("url")
+    if mode == "single" or not isinstance(url, str):
+        return
+    parts = urlsplit(url)
+    if parts.scheme == "unix":
+        why = ("Redis Cluster has no unix sockets" if mode == "cluster"
+               else "unix sockets are not discovered by Sentinel")
+        table.error("url", f'mode = "{mode}" needs a redis:// or rediss:// URL ({why})')
+    elif mode == "cluster" and parts.path.strip("/") not in ("", "0"):
+        table.error("url", f"Redis Cluster has only database 0, got {parts.path}")
 
 
 def read_state(table: Table | None) -> StateSettings:
@@ -91,4 +150,5 @@ def read_state(table: Table | None) -> StateSettings:
     max_bytes = table.integer("delivery_log_max_bytes", minimum=1)
     if max_bytes is not None:
         values["delivery_log_max_bytes"] = max_bytes
+    _read_topology(table, values)
     return StateSettings(**values)  # type: ignore[arg-type]

@@ -207,6 +207,13 @@ DESCRIPTIONS: dict[str, str | Doc] = {
                               "answers deliveries 503 so the platforms hold them until Redis is back.",
     "state.delivery_ttl_hours": "How long answered deliveries are remembered: a platform retry within it gets the "
                                 "stored answer (Telegram retries for about a day, Meta up to 7 days).",
+    "state.mode": "How Redis is deployed: `single` (one server at `url`), `cluster` (Redis Cluster; `url` is any seed "
+                  "node, the others are discovered) or `sentinel` (the master named `master`, found through "
+                  "`sentinels` and followed after a failover; `url` gives its scheme, password and database).",
+    "state.sentinels": Doc("`mode = \"sentinel\"`: the sentinels' addresses, `[\"10.0.0.1:26379\", "
+                           "\"10.0.0.2:26379\"]`.", "array of \"host:port\"", "none"),
+    "state.master": Doc("`mode = \"sentinel\"`: the master's name as the sentinels monitor it (`sentinel monitor "
+                        "NAME ...`).", "string", "none"),
     "state.delivery_log_max_bytes": "Memory backend: bound of the stored answers (bytes); the least recently used are "
                                     "forgotten first.",
     # [hints]

@@ -159,6 +159,7 @@ class ClassifierSettings:
 
 
 STATE_BACKENDS: tuple[str, ...] = ("memory", "redis")
+STATE_MODES: tuple[str, ...] = ("single", "cluster", "sentinel")
 WHEN_UNAVAILABLE: tuple[str, ...] = ("memory", "refuse")
 
 
@@ -168,7 +169,8 @@ class StateSettings:
 
     `memory`: this process only (the default; one worker). `redis`: shared by every replica and
     worker at `url` (redis://, rediss:// or unix://; a password in the URL is kept out of repr),
-    keys under `key_prefix`; one Redis operation never holds a webhook longer than
+    keys under `key_prefix` (one server, a Redis Cluster or a master behind Sentinel: `mode`);
+    one Redis operation never holds a webhook longer than
     `op_timeout_ms` of the event loop's own time (a late reply is not an outage: its request
     answers 503 or routes from the last route seen). During a declared outage (refused, reset,
     or a late reply and a failed ping) `when_unavailable` says what deliveries get: `memory`
@@ -187,6 +189,14 @@ class StateSettings:
     delivery_log_max_bytes: int = 64 * MIB
     """Memory backend: bound of the stored answers' total size (bytes); past it the least recently
     used answers are forgotten first, and a retry of a forgotten delivery is forwarded again."""
+    mode: str = "single"
+    """How Redis is deployed: `single` (one server at `url`), `cluster` (Redis Cluster; `url` is any
+    seed node) or `sentinel` (the master named `master`, found through `sentinels`; `url` gives
+    its scheme, password and database, its host is not used)."""
+    sentinels: tuple[str, ...] = ()
+    """`mode = "sentinel"`: the sentinels' "host:port" addresses."""
+    master: str = ""
+    """`mode = "sentinel"`: the monitored master's name (`sentinel monitor <name> ...`)."""
 
     @property
     def op_timeout_s(self) -> float:

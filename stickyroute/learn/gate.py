@@ -28,9 +28,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from stickyroute.config.model import RoutingSettings, Strategy
-from stickyroute.routing.engine import is_acknowledgement, is_short
 from stickyroute.routing.explicit import AgentNames, ExplicitKind, parse_explicit
 from stickyroute.routing.keywords import top_agent
+from stickyroute.routing.text import is_acknowledgement, is_short
 
 KEYWORD_JUDGE = object()
 """`verdict`'s answer when the classifier is the keyword classifier (it answers from the scores)."""
@@ -96,7 +96,7 @@ def verdict(scores: Mapping[str, int], current: str | None, rules: GateRules,
     or None (it answers none). `decisive` are the scores without confirm keywords (None: the
     same as `scores`): a decision by keywords alone needs its winner there too. `opening`: when
     the holder has `two_topic_confirm` and the message opens with a sentence of its own
-    (`engine.opening_sentence`), that sentence's decisive scores: a keyword switch needs its
+    (`routing.text.opening_sentence`), that sentence's decisive scores: a keyword switch needs its
     winner at `confidence_threshold` there, else it is confirmed (None: the rule does not apply).
     """
     threshold = rules.confidence_threshold

@@ -10,7 +10,7 @@ learned on: `sticky_bonus_offset` and `two_topic_confirm`.
   ("Saturday at 15:15. The reservation is for 1 person. I also need a train to Ely.") belongs to
   the holder, but the other agent's keywords lead by the switch margin and move the route by
   keywords alone. With `two_topic_confirm` such a message is confirmed by the classifier
-  (`engine.opening_sentence`: several sentences, the first no courtesy and without the
+  (`routing.text.opening_sentence`: several sentences, the first no courtesy and without the
   winner's keywords): a call instead of a false switch. Worth it with an LLM; with the keyword
   classifier a confirmation answers by the same keywords, so it changes nothing and is not set.
 
@@ -44,8 +44,8 @@ from stickyroute.learn.gate import GateRules, is_unscored
 from stickyroute.learn.labels import Evidence, LabelledConversation
 from stickyroute.learn.selection import Candidate, GateCheck, ScoredMessage
 from stickyroute.learn.terms import keyword_term
-from stickyroute.routing.engine import opening_sentence
 from stickyroute.routing.explicit import AgentNames
+from stickyroute.routing.text import opening_sentence
 
 KeywordLists = Mapping[str, tuple[Sequence[str], Sequence[str], Sequence[str]]]
 """agent -> (strong keywords, weak keywords, confirm keywords), as a pack spells them."""

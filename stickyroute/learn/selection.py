@@ -59,7 +59,7 @@ class ScoredMessage:
     message about no agent, such as "thanks, bye")."""
     opening: tuple[int, ...] | None = None
     """The candidates in the message's opening sentence when it has one of its own
-    (`engine.opening_sentence`: several sentences, the first no courtesy); None: it has not."""
+    (`routing.text.opening_sentence`: several sentences, the first no courtesy); None: it has not."""
 
 
 @dataclass(slots=True)

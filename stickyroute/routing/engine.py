@@ -18,8 +18,6 @@ explicitly; an explicit switch to a desk starts its hold.
 
 from __future__ import annotations
 
-import re
-import unicodedata
 from collections.abc import Mapping
 
 from stickyroute.classifier.base import Classification, Outcome
@@ -40,36 +38,10 @@ from stickyroute.routing.explicit import ExplicitKind, parse_explicit
 from stickyroute.routing.keywords import top_agent
 from stickyroute.routing.rules import ChannelRules
 from stickyroute.routing.signals import HANDOFF, NOT_MINE, hint_confirmation, hint_divergence
+from stickyroute.routing.text import is_acknowledgement, is_short, opening_sentence
 
 __all__ = ["Conversation", "Decision", "NeedsClassification", "NeedsPermit", "Purpose", "busy", "conclude", "decide",
-           "is_acknowledgement", "is_short", "unavailable"]
-
-
-_LONGEST_ACK_SCAN = 200
-"""Characters beyond which a message is never an acknowledgement (bounds the scan)."""
-
-
-def is_acknowledgement(text: str, acknowledgements: frozenset[str]) -> bool:
-    """True when `text`, trimmed, casefolded and without trailing punctuation, is in the list."""
-    core = text.strip()
-    if len(core) > _LONGEST_ACK_SCAN:
-        return False  # no acknowledgement is this long, whatever punctuation follows it
-    end = len(core)
-    while end and (unicodedata.category(core[end - 1]).startswith("P") or core[end - 1].isspace()):
-        end -= 1
-    return core[:end].casefold() in acknowledgements
-
-
-def is_short(text: str, short_chars: int) -> bool:
-    """True when `text` has fewer than `short_chars` characters (not bytes) after trimming.
-
-    Characters are counted in NFC form, so an accent typed as a combining mark ("e" + U+0301)
-    counts once, as it shows.
-    """
-    core = text.strip()
-    if not core.isascii():
-        core = unicodedata.normalize("NFC", core)
-    return len(core) < short_chars
+           "unavailable"]
 
 
 def decide(envelope: Envelope, route: Route | None, rules: ChannelRules, now: float
@@ -226,11 +198,6 @@ def _decisive(text: str, rules: ChannelRules, best: str | None, current: str | N
     return winner == best and own >= rules.settings.confidence_threshold and top - second >= margin
 
 
-_SENTENCE_END = re.compile(r"(?<=[.!?\u3002\uff01\uff1f])(?:\s+|(?=[^\W\d_]))")
-"""Where a sentence ends: after . ! ? (or the full-width ones), before spaces or a letter
-("cotto?Also"), never inside a number ("3.15")."""
-
-
 def _second_topic(text: str, rules: ChannelRules, best: str | None, current: str) -> bool:
     """`two_topic_confirm` on the holder `current`: True when `text` has several sentences, the
     first is no courtesy (not an acknowledgement, not short) and the keywords' winner `best` does
@@ -241,18 +208,6 @@ def _second_topic(text: str, rules: ChannelRules, best: str | None, current: str
     settings = rules.settings
     first = opening_sentence(text, rules.acknowledgements, settings.short_message_chars)
     return first is not None and rules.scorer.decisive(first).get(best, 0) < settings.confidence_threshold
-
-
-def opening_sentence(text: str, acknowledgements: frozenset[str], short_chars: int) -> str | None:
-    """The first sentence of `text` when it has several and that one is no courtesy (not an
-    acknowledgement, not short: `two_topic_confirm` reads it); else None."""
-    sentences = [s for s in _SENTENCE_END.split(text.strip()) if s.strip()]
-    if len(sentences) < 2:
-        return None
-    first = sentences[0]
-    if is_acknowledgement(first, acknowledgements) or is_short(first, short_chars):
-        return None
-    return first
 
 
 def _contested(scores: Mapping[str, int], current: str, top: int, settings: RoutingSettings) -> bool:

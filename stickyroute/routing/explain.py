@@ -20,10 +20,11 @@ from __future__ import annotations
 
 from stickyroute.core.route import Route
 from stickyroute.routing.decision import DETOUR
-from stickyroute.routing.engine import Decision, NeedsClassification, NeedsPermit, Purpose, decide, opening_sentence
+from stickyroute.routing.engine import Decision, NeedsClassification, NeedsPermit, Purpose, decide
 from stickyroute.routing.envelope import Envelope, MessageKind
 from stickyroute.routing.rules import ChannelRules
 from stickyroute.routing.signals import Ignored, Released, Signal, SignalKind, apply_signal
+from stickyroute.routing.text import opening_sentence
 
 __all__ = ["NOW", "Outcome", "explain_outcome"]
 

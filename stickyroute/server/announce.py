@@ -5,7 +5,8 @@
 
 The startup line names the version, the config file and its hash (the file's, see
 `stickyroute.config.digest`) with the command-line overrides apart, the channels and their paths,
-the agents, the state backend (a Redis URL without its password), the classifier and the
+the agents, the state backend (a Redis URL without its password, "cluster <URL>" or "sentinel
+master 'NAME' via host:port"), the classifier and the
 listeners. In the JSON log format both are records with `message` "started" / "stopped" and the
 same facts as fields (`stickyroute.server.logs`). Logger: `stickyroute`.
 """
@@ -18,7 +19,7 @@ from typing import Any
 
 from stickyroute import __version__
 from stickyroute.config.model import Config
-from stickyroute.state.redis.client import masked
+from stickyroute.state.redis.topology import where
 
 __all__ = ["log_started", "log_stopped", "startup_fields"]
 
@@ -37,7 +38,8 @@ def startup_fields(config: Config, digest: str, overrides: Mapping[str, Any], cl
         "overrides": dict(overrides),
         "channels": [{"name": c.name, "type": c.type.value, "paths": list(c.paths)} for c in config.channels.values()],
         "agents": list(config.agents),
-        "state": {"backend": state.backend, "url": masked(state.url) if state.shared else None},
+        "state": {"backend": state.backend,
+                  "url": where(state.url, state.mode, state.sentinels, state.master) if state.shared else None},
         "classifier": classifier.removeprefix("classifier: "),
         "webhooks": f"{config.server.host}:{config.server.port}",
         "admin": f"{config.admin.host}:{config.admin.port}",

@@ -44,6 +44,11 @@ class StateUnavailable(StickyrouteError):
     error, e.g. redis' ConnectionError, is its `__cause__`). Callers fall back, never fail."""
 
 
+class SlotUnavailable(StateUnavailable):
+    """A Redis Cluster operation failed on the node of its keys' slot: the other slots may be
+    fine, so the backend is declared down only when no primary answers its ping."""
+
+
 class DeliveryUnconfirmed(StateUnavailable):
     """The shared backend did not confirm a delivery's claim (its reply was late while it is up,
     or it is in an outage with `[state] when_unavailable = "refuse"`): the request answers 503

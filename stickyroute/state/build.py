@@ -5,7 +5,8 @@
     state.conversations / state.deliveries / state.budget / state.switches / state.health
     await state.aclose()
 
-    probe(config.state) -> None | "cannot reach Redis at ...: <exact error>"   (sync, for `check`)
+    probe(config.state) -> None | "cannot reach Redis at ...: <exact error>"   (sync, for `check`;
+                                                  cluster: each primary; sentinel: the master they name)
 
 Lock and claim lifetimes come from the config: a decision may hold its conversation for the
 classifier's `timeout_s` plus `LOCK_MARGIN_S`; an attempt holds its delivery for the upstream's
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
+from typing import Any
 
 from prometheus_client import CollectorRegistry
 
@@ -72,6 +74,11 @@ def claim_ttl_s(config: Config) -> float:
     return upstream.connect_timeout_s + upstream.timeout_s + config.classifier.timeout_s + CLAIM_MARGIN_S
 
 
+def topology_of(settings: StateSettings) -> dict[str, Any]:
+    """`RedisStore`'s keyword arguments for `[state] mode`, `sentinels` and `master`."""
+    return {"mode": settings.mode, "sentinels": settings.sentinels, "master": settings.master}
+
+
 def build_state(config: Config, registry: CollectorRegistry | None = None) -> StateBackends:
     """The backends of `config.state` (Redis is not contacted here: see `StateBackends.start`)."""
     limits = limits_for(config)
@@ -92,7 +99,7 @@ def build_state(config: Config, registry: CollectorRegistry | None = None) -> St
         RedisSwitchBudget,
     )
 
-    store = RedisStore(settings.url, settings.key_prefix, settings.op_timeout_s)
+    store = RedisStore(settings.url, settings.key_prefix, settings.op_timeout_s, **topology_of(settings))
     health = BackendHealth("redis", store.url, store.ping, registry, when_unavailable=settings.when_unavailable)
     return StateBackends(
         FallbackConversationState(RedisConversationState(store, limits, recent, lock_ttl_s(config)), memory[0], health,
@@ -105,20 +112,26 @@ def build_state(config: Config, registry: CollectorRegistry | None = None) -> St
 
 def probe(settings: StateSettings) -> str | None:
     """None when the configured Redis answers PING (or the backend is memory), else what failed,
-    with the exact error. Runs its own event loop: for the `check` command, not inside a loop."""
+    with the exact error: on a cluster every primary is pinged (and a silent one named), on
+    Sentinel the master the sentinels name. Runs its own event loop: for the `check` command, not inside a loop."""
     if not settings.shared:
         return None
     from stickyroute.state.redis import RedisStore
 
     async def ping() -> str | None:
-        store = RedisStore(settings.url, settings.key_prefix, max(settings.op_timeout_s, PROBE_TIMEOUT_S))
+        store = RedisStore(settings.url, settings.key_prefix, max(settings.op_timeout_s, PROBE_TIMEOUT_S),
+                           **topology_of(settings))
         try:
             await store.ping()
+            silent = await store.silent_primaries()
         except StateUnavailable as exc:
             return (f"cannot reach Redis at {store.url} ({exc}); the proxy would start on its per-process "
                     "memory fallback and switch to Redis when it answers")
         finally:
             await store.aclose()
+        if silent:
+            return (f"Redis {store.url}: {'; '.join(silent)}; until a replica takes over, the updates whose "
+                    "keys live in its slots answer 503 or are routed from the last route seen")
         return None
 
     return asyncio.run(ping())

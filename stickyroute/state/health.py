@@ -36,7 +36,7 @@ from collections.abc import Awaitable, Callable
 
 from prometheus_client import CollectorRegistry, Counter, Gauge
 
-from stickyroute.state.base import StateUnavailable
+from stickyroute.state.base import SlotUnavailable, StateUnavailable
 
 log = logging.getLogger("stickyroute.state")
 
@@ -129,10 +129,12 @@ class BackendHealth:
 
     def failed(self, exc: StateUnavailable) -> None:
         """An operation failed: declare an outage (one warning line) and start pinging until it
-        answers; a slow one (its cause a TimeoutError) only when a probe ping fails too."""
+        answers; a slow one (its cause a TimeoutError) or one cluster slot's (SlotUnavailable)
+        only when a probe ping fails too."""
         if not self.up:
             return
-        if cause_of(exc) == "timeout" and self._ping is not None:
+        partial = isinstance(exc, SlotUnavailable) or cause_of(exc) == "timeout"
+        if partial and self._ping is not None:
             if self._probe is None or self._probe.done():
                 self._probe = asyncio.get_running_loop().create_task(self._probe_after(exc))
             return

@@ -9,9 +9,10 @@ from __future__ import annotations
 import pytest
 
 from stickyroute.core.route import Route
-from stickyroute.routing.engine import NeedsClassification, Purpose, busy, decide, is_acknowledgement, unavailable
+from stickyroute.routing.engine import NeedsClassification, Purpose, busy, decide, unavailable
 from stickyroute.routing.envelope import Envelope, MessageKind
 from stickyroute.routing.rules import build_rules
+from stickyroute.routing.text import is_acknowledgement
 from tests.routing.engine_cases import HEUR, LONG, TTL, run, seeded
 from tests.scenario import MIN, T0, TTL_S, make_config
 

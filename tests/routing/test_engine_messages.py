@@ -9,9 +9,9 @@ from __future__ import annotations
 import pytest
 
 from stickyroute.config.model import Strategy
-from stickyroute.routing.engine import is_acknowledgement, is_short
 from stickyroute.routing.envelope import Envelope
 from stickyroute.routing.rules import build_rules
+from stickyroute.routing.text import is_acknowledgement, is_short
 from tests.routing.engine_cases import ALL_STRATEGIES, AUTO_STRATEGIES, OFF, run, seeded
 from tests.scenario import MIN, T0, button, edit, make_config, photo, status
 

@@ -4,16 +4,18 @@
     codec.py          routes, recent texts, replies, decisions as stored (exact round trips)
     scripts.py        the Lua scripts (one per state step, one slot each)
     client.py         RedisStore: one pool per process, op timeout, error translation
+    topology.py       [state] mode: one server, Redis Cluster (per-node calls, SCAN per primary) or Sentinel
     conversations.py  RedisConversationState (per-conversation lock with token and fencing)
     deliveries.py     RedisDeliveryLog (claims, stored answers, waiting on another replica)
     budget.py         RedisBudget (the classifier token bucket shared by the replicas), RedisSwitchBudget
 """
 
 from stickyroute.state.redis.budget import RedisBudget, RedisSwitchBudget
-from stickyroute.state.redis.client import RedisStore, masked
+from stickyroute.state.redis.client import RedisStore
 from stickyroute.state.redis.conversations import RedisConversationState
 from stickyroute.state.redis.deliveries import RedisDeliveryLog
 from stickyroute.state.redis.keys import KeyLayout
+from stickyroute.state.redis.topology import masked
 
 __all__ = ["KeyLayout", "RedisBudget", "RedisConversationState", "RedisDeliveryLog", "RedisStore", "RedisSwitchBudget",
            "masked"]

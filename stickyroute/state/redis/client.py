@@ -15,6 +15,12 @@ still its own script, atomic on its own keys; the batch adds no atomicity and no
 callers. A connection whose command was cut by a timeout is dropped by redis-py (never reused
 half-read). One retry without back-off covers a pooled connection that a Redis restart closed;
 the deadline bounds it.
+
+On a Redis Cluster (`mode = "cluster"`, topology.py) a batch is split per node, each part sent
+to its node with its own deadline, so a failed node delays and fails only the calls of its
+slots (raised as `SlotUnavailable`); the views SCAN every primary. Every error redis-py raises, including the
+AttributeError or KeyError its cluster client may raise while its slot map changes under a
+failover, is translated (`is_redis_failure`): Redis never causes a 500.
 """
 
 from __future__ import annotations
@@ -22,24 +28,35 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 import hiredis
-from redis.asyncio import Redis
+from redis.asyncio import Redis, RedisCluster
 from redis.asyncio.connection import AbstractConnection, Connection, SSLConnection, UnixDomainSocketConnection
-from redis.asyncio.retry import Retry
-from redis.backoff import NoBackoff
 from redis.exceptions import (
-    ChildDeadlockedError,
-    IncorrectPolicyType,
     NoScriptError,
-    RedisClusterException,
     RedisError,
 )
 
-from stickyroute.state.base import StateUnavailable
+from stickyroute.state.base import SlotUnavailable, StateUnavailable
 from stickyroute.state.lag import loop_deadline
+from stickyroute.state.redis.failures import FOREIGN_ERRORS, is_redis_failure
 from stickyroute.state.redis.keys import KeyLayout
+from stickyroute.state.redis.topology import (
+    by_node,
+    close,
+    connect,
+    evalsha_on_node,
+    evalsha_or_eval,
+    masked,
+    ping_any_primary,
+    scan_bounded,
+    script_sha,
+    silent_primaries,
+    where,
+)
+
+__all__ = ["FOREIGN_ERRORS", "SCAN_BATCH", "Call", "RedisStore", "describe", "is_redis_failure", "masked", "translate",
+           "where"]
 
 Call = tuple[str, Sequence[str], Sequence[Any]]
 """(script source, keys, args) of one EVALSHA."""
@@ -78,22 +95,6 @@ _PACKED: dict[type[AbstractConnection], type[AbstractConnection]] = {
     Connection: _TcpConnection, SSLConnection: _TlsConnection, UnixDomainSocketConnection: _UnixConnection}
 
 
-def masked(url: str) -> str:
-    """`url` with its password replaced by ***, for logs and messages."""
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return "<unparseable url>"
-    if parts.password is None:
-        return url
-    user = parts.username or ""
-    host = parts.hostname or ""
-    if ":" in host:
-        host = f"[{host}]"
-    port = f":{parts.port}" if parts.port else ""
-    return urlunsplit(parts._replace(netloc=f"{user}:***@{host}{port}"))
-
-
 def describe(exc: BaseException, op_timeout_s: float) -> str:
     """The exact error, as logged: redis-py's message, or the deadline that passed."""
     if isinstance(exc, TimeoutError) and not str(exc):
@@ -101,15 +102,11 @@ def describe(exc: BaseException, op_timeout_s: float) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
-def translate(exc: BaseException, what: str, op_timeout_s: float) -> StateUnavailable:
-    """The StateUnavailable for a foreign error of operation `what` (raise it `from exc`)."""
-    return StateUnavailable(f"redis {what}: {describe(exc, op_timeout_s)}")
-
-
-FOREIGN_ERRORS = (RedisError, RedisClusterException, ChildDeadlockedError, IncorrectPolicyType, OSError,
-                  TimeoutError)
-"""What a Redis operation may raise besides cancellation (all translated; a test walks
-redis.exceptions so a new redis-py error class cannot slip through)."""
+def translate(exc: BaseException, what: str, op_timeout_s: float, *, slot: bool = False) -> StateUnavailable:
+    """The StateUnavailable for a foreign error of operation `what` (raise it `from exc`);
+    `slot`: the operation touched one cluster slot (a SlotUnavailable, see topology.py)."""
+    kind = SlotUnavailable if slot else StateUnavailable
+    return kind(f"redis {what}: {describe(exc, op_timeout_s)}")
 
 
 class RedisStore:
@@ -120,17 +117,25 @@ class RedisStore:
     """
 
     def __init__(self, url: str, prefix: str = "stickyroute:", op_timeout_s: float = 0.25,
-                 client: Redis | None = None) -> None:
-        self.url = masked(url)
+                 client: Redis | RedisCluster | None = None, *, mode: str = "single", sentinels: Sequence[str] = (),
+                 master: str = "") -> None:
+        self.url = where(url, mode, sentinels, master)
         self.keys = KeyLayout(prefix)
         self.op_timeout_s = op_timeout_s
         self.margin_ms = 1000
         if client is None:
-            client = Redis.from_url(url, retry=Retry(NoBackoff(), 1), socket_connect_timeout=max(op_timeout_s, 1.0),
-                                    health_check_interval=0)
-            pool = client.connection_pool  # the scheme chose the class (tcp, tls, unix): the same, packed in C
-            pool.connection_class = _PACKED.get(pool.connection_class, pool.connection_class)
-        self.client = client
+            client = connect(url, mode, sentinels, master, op_timeout_s)
+            if isinstance(client, Redis) and mode == "single":
+                pool = client.connection_pool  # the scheme chose the class (tcp, tls, unix): the same, packed in C
+                pool.connection_class = _PACKED.get(pool.connection_class, pool.connection_class)
+            elif isinstance(client, RedisCluster):  # the nodes it discovers are built from these kwargs
+                manager = client.nodes_manager
+                packed = _PACKED.get(manager.connection_kwargs["connection_class"], Connection)
+                manager.connection_kwargs["connection_class"] = packed
+                for node in manager.startup_nodes.values():
+                    node.connection_class = packed  # type: ignore[assignment]
+        self.client: Any = client
+        self.cluster = isinstance(client, RedisCluster)
         self._sha: dict[str, str] = {}
         self._pending: list[_Queued] = []
         self._batches: set[asyncio.Task[None]] = set()
@@ -146,9 +151,12 @@ class RedisStore:
 
     def _flush(self) -> None:
         batch, self._pending = self._pending, []
-        task = asyncio.get_running_loop().create_task(self._send(batch))
-        self._batches.add(task)
-        task.add_done_callback(self._batches.discard)
+        loop = asyncio.get_running_loop()
+        parts = by_node(self.client, batch, lambda q: q[1]) if self.cluster else [batch]
+        for part in parts:  # cluster: one send per node, each with its own deadline
+            task = loop.create_task(self._send(part))
+            self._batches.add(task)
+            task.add_done_callback(self._batches.discard)
 
     async def _send(self, batch: list[_Queued]) -> None:
         """Send one batch: a single EVALSHA, or one pipeline; NOSCRIPT (a restarted Redis) loads
@@ -156,7 +164,8 @@ class RedisStore:
         try:
             async with loop_deadline(self.op_timeout_s):  # one deadline for the batch's callers, in loop free time
                 for source in {q[0] for q in batch} - self._sha.keys():
-                    self._sha[source] = await self.client.script_load(source)
+                    self._sha[source] = (script_sha(source) if self.cluster
+                                         else await self.client.script_load(source))
                 results = await self._execute(batch)
                 if any(isinstance(r, NoScriptError) for r in results):
                     for source in {q[0] for q in batch}:
@@ -178,6 +187,11 @@ class RedisStore:
                 future.set_result(result)
 
     async def _execute(self, batch: list[_Queued]) -> list[Any]:
+        if self.cluster:
+            if len(batch) > 1:
+                return await evalsha_on_node(self.client, [(self._sha[q[0]], *q[:3]) for q in batch])
+            source, keys, args, _future = batch[0]
+            return [await evalsha_or_eval(self.client, self._sha[source], source, keys, args)]
         if len(batch) == 1:
             source, keys, args, _future = batch[0]
             try:
@@ -194,24 +208,35 @@ class RedisStore:
         (the batch's deadline is `op_timeout_s` from its start)."""
         try:
             return await self._submit(source, keys, args)
-        except FOREIGN_ERRORS as exc:
-            raise translate(exc, what, self.op_timeout_s) from exc
+        except Exception as exc:
+            if not is_redis_failure(exc):
+                raise
+            raise translate(exc, what, self.op_timeout_s, slot=self.cluster) from exc
 
     async def run_many(self, what: str, calls: Sequence[Call]) -> list[Any]:
         """Several script calls in one round trip; results in order."""
         futures = [self._submit(*call) for call in calls]
         try:
             return [await future for future in futures]
-        except FOREIGN_ERRORS as exc:
-            for future in futures:  # the batch failed as a whole: the others hold the same error
+        except Exception as exc:
+            for future in futures:  # the batch failed as a whole (or, on a cluster, a node): retrieve them all
                 if future.done() and not future.cancelled():
                     future.exception()
-            raise translate(exc, what, self.op_timeout_s) from exc
+            if not is_redis_failure(exc):
+                raise
+            raise translate(exc, what, self.op_timeout_s, slot=self.cluster) from exc
 
     async def scan_fields(self, what: str, pattern: str, fields: Sequence[str]
                           ) -> AsyncIterator[tuple[bytes | str, list[Any]]]:
         """HMGET `fields` of every key matching `pattern`: (key name, its values) per key, a SCAN
         and a pipeline per `SCAN_BATCH` keys, each bounded by the op timeout."""
+        if self.cluster:
+            def fail(exc: Exception) -> Exception:
+                return translate(exc, what, self.op_timeout_s, slot=True)
+
+            async for found in scan_bounded(self.client, pattern, fields, SCAN_BATCH, self.op_timeout_s, fail):
+                yield found
+            return
         cursor: int = 0
         while True:
             try:
@@ -221,7 +246,9 @@ class RedisStore:
                     for name in names:
                         pipe.hmget(name, list(fields))
                     rows = await pipe.execute() if names else []
-            except FOREIGN_ERRORS as exc:
+            except Exception as exc:
+                if not is_redis_failure(exc):
+                    raise
                 raise translate(exc, what, self.op_timeout_s) from exc
             for name, row in zip(names, rows, strict=True):
                 yield name, row
@@ -234,11 +261,21 @@ class RedisStore:
         limit = self.op_timeout_s if timeout_s is None else timeout_s
         try:
             async with loop_deadline(limit):
-                await self.client.ping()
-        except FOREIGN_ERRORS as exc:
+                if self.cluster:
+                    await ping_any_primary(self.client)
+                else:
+                    await self.client.ping()
+        except Exception as exc:
+            if not is_redis_failure(exc):
+                raise
             raise translate(exc, "ping", limit) from exc
 
+    async def silent_primaries(self) -> list[str]:
+        """On a cluster, "primary host:port does not answer (<exact error>)" per primary that does
+        not answer PING within the op timeout (empty: all do, or not a cluster). For `check`."""
+        return await silent_primaries(self.client, self.op_timeout_s) if self.cluster else []
+
     async def aclose(self) -> None:
-        """Close the pool's connections."""
-        await self.client.aclose()
+        """Close the pool's connections (and a Sentinel set-up's connections to the sentinels)."""
+        await close(self.client)
 
