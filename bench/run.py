@@ -17,6 +17,8 @@ Set-up (loopback only, every process started here is stopped by PID at the end):
   more CPU per request than wrk, so absolute numbers are lower).
 - CPU pinning (2 cores): load generator on cpu1, stub and proxy on cpu0 (like ../shared/proxy-bench).
 
+The routed rows must be routed: after them the proxy's /stats must count no redelivery (a
+repeated update id would be answered from the delivery log), else the run is refused.
 Targets (issue #2, routing active): >= 2,000 req/s at 16 connections; overhead p50 at 1
 connection (proxy p50 - direct p50) < 0.6 ms. Measured and reported, never asserted.
 Output: a table on stdout and in results/bench/proxy.md (ignored by git; docs/bench/proxy.md is
@@ -288,6 +290,16 @@ def run_python(port: int, conns: int, duration: float, warmup: float, static: bo
     return Point(n / duration, q[49] * 1000, q[98] * 1000, errors, n)
 
 
+def redelivered(stats: object) -> int:
+    """The requests a /stats document counts as redeliveries (every `redelivery` count, wherever it
+    sits: requests by reason, decisions by reason); 0 when there are none."""
+    if isinstance(stats, dict):
+        return sum(v if k == "redelivery" and isinstance(v, int) else redelivered(v) for k, v in stats.items())
+    if isinstance(stats, list):
+        return sum(redelivered(v) for v in stats)
+    return 0
+
+
 def admin_stats(admin: int) -> dict:
     try:
         request = urllib.request.Request(f"http://127.0.0.1:{admin}/stats",
@@ -366,6 +378,9 @@ def main() -> int:
             via = load(proxy_port, c, pid=proxy.pid)
             rows.append((c, direct, via))
             print(f"bench: c={c}: direct {direct.rps:,.0f} req/s, proxy {via.rps:,.0f} req/s", file=sys.stderr)
+        repeated = redelivered(admin_stats(admin_port))
+        if repeated:  # an update id came twice: answered from the delivery log, not routed
+            raise SystemExit(f"bench: {repeated} redelivered request(s) in /stats after the routed rows: run refused")
         static_c = 16 if 16 in conns else conns[-1]
         static = load(proxy_port, static_c, static=True, pid=proxy.pid)
         stats = admin_stats(admin_port)

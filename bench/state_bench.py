@@ -11,7 +11,7 @@ is deleted at the end. Redis round trips are counted on the server: `INFO comman
 deltas (every state step is one EVALSHA; a Telegram update has one delivery key, so no pipeline
 carries more than one call) divided by the requests wrk completed. Redis CPU per request comes
 from `INFO cpu` deltas. Then instructions per routed request on each backend under callgrind
-(`bench/icount.py`, one keep-alive connection; `--no-icount` skips it: it takes minutes), and the
+(`bench/icount.py --redis`, one keep-alive connection; `--no-icount` skips it: it takes minutes), and the
 two ratios the targets name: Redis over memory in instructions (target <= 1.3) and in proxy CPU at
 16 connections (target <= 1.2). Output: stdout and results/state_bench.md (ignored by git).
 """
@@ -159,8 +159,8 @@ def main() -> int:
         bench = redis_benchmark(url)
         if args.icount:
             for backend in ("memory", "redis"):
-                rows[f"icount {backend}"] = {"instructions": icount.measure(run.ROOT, args.icount_n, args.icount_n,
-                                                                            backend)}
+                rows[f"icount {backend}"] = {"instructions": icount.measure(run.ROOT, "bench", False, backend == "redis",
+                                                                            args.icount_n, args.icount_n)}
                 print(f"state bench: {backend}: {rows[f'icount {backend}']['instructions'] / 1000:,.0f}k "
                       "instructions per routed request", file=sys.stderr)
     finally:

@@ -22,6 +22,7 @@ import asyncio
 import enum
 import json
 import logging
+import math
 from collections.abc import Callable
 from dataclasses import replace
 
@@ -33,6 +34,18 @@ from stickyroute.state.budget import ClassifierBudget, MemoryBudget, TokenBucket
 logger = logging.getLogger("stickyroute.classifier")
 _ENCODE = json.JSONEncoder(ensure_ascii=False).encode
 """One encoder for every classifier line (`json.dumps(v, ensure_ascii=False)` builds a new one per call)."""
+
+
+def _json(value: object) -> str:
+    """`_ENCODE(value)`, with None, int and finite floats written directly (the same text)."""
+    kind = type(value)
+    if value is None:
+        return "null"
+    if kind is int:
+        return int.__repr__(value)
+    if kind is float and math.isfinite(value):  # type: ignore[arg-type]
+        return float.__repr__(value)
+    return _ENCODE(value)
 
 __all__ = ["BreakerState", "CircuitBreaker", "GuardedClassifier", "TokenBucket"]
 
@@ -138,6 +151,9 @@ class GuardedClassifier:
         self._protect = protect
         self.budget = budget if budget is not None else MemoryBudget(settings.calls_per_minute)
         self._budget_clock = budget_clock
+        self._now: Callable[[ClassificationRequest], Classification] | None = (
+            None if protect else getattr(inner, "classify_now", None))
+        """The inner classifier's synchronous answer, when it has one and nothing is asked first."""
 
     async def aclose(self) -> None:
         """Close the inner classifier's resources, if it has any."""
@@ -164,6 +180,32 @@ class GuardedClassifier:
                 if trial:
                     self.breaker.release()
                 return self._done(request, Classification(outcome=Outcome.BUDGET))
+        try:
+            result = await self._call(request)
+        except asyncio.CancelledError:
+            if trial:
+                self.breaker.release()
+            raise
+        return self._settled(request, result, start, trial)
+
+    def classify_now(self, request: ClassificationRequest) -> Classification | None:
+        """The same answer, stats and log line as `classify` without awaiting anything, when the
+        inner classifier answers synchronously (`classify_now`, the keyword classifier) and no
+        budget or breaker is asked (`protect=False`); None otherwise (then await `classify`).
+        A classifier that cannot wait needs no timeout."""
+        answer = self._now
+        if answer is None:
+            return None
+        start = self._clock()
+        try:
+            result = answer(request)
+        except Exception:  # a classifier must not raise; keep the webhook alive if one does
+            logger.exception("classifier %s raised instead of returning an error", self.name)
+            result = Classification(outcome=Outcome.ERROR, error_kind="error")
+        return self._settled(request, result, start, False)
+
+    async def _call(self, request: ClassificationRequest) -> Classification:
+        """The inner classifier's answer within the timeout (errors as Outcome.ERROR)."""
         timeout_s = self._settings.timeout_s
         if request.timeout_s is not None:  # what is left of the request's deadline
             timeout_s = min(timeout_s, request.timeout_s)
@@ -172,13 +214,14 @@ class GuardedClassifier:
                 result = await self.inner.classify(request)
         except TimeoutError:
             result = Classification(outcome=Outcome.ERROR, error_kind="timeout")
-        except asyncio.CancelledError:
-            if trial:
-                self.breaker.release()
-            raise
         except Exception:  # a classifier must not raise; keep the webhook alive if one does
             logger.exception("classifier %s raised instead of returning an error", self.name)
             result = Classification(outcome=Outcome.ERROR, error_kind="error")
+        return result
+
+    def _settled(self, request: ClassificationRequest, result: Classification, start: float,
+                 trial: bool) -> Classification:
+        """Latency, breaker, stats and the log line of one answered call that started at `start`."""
         end = self._clock()
         result = replace(result, latency_s=max(0.0, end - start))
         if result.outcome is Outcome.ERROR:
@@ -204,6 +247,6 @@ class GuardedClassifier:
         if self._log_text(request.channel) if callable(self._log_text) else self._log_text:
             fields["text"] = request.text
             fields["answer"] = result.raw_answer
-        line = " ".join(f"{k}={_ENCODE(v)}" for k, v in fields.items())
+        line = " ".join([f"{k}={_json(v)}" for k, v in fields.items()])
         logger.info("classifier %s", line, extra={"event": "classifier", "fields": fields})
         return result

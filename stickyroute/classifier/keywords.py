@@ -46,6 +46,11 @@ class KeywordClassifier:
 
     async def classify(self, request: ClassificationRequest) -> Classification:
         """Outcome.AGENT with the unique top scorer, else Outcome.NONE; zero tokens, latency 0."""
+        return self.classify_now(request)
+
+    def classify_now(self, request: ClassificationRequest) -> Classification:
+        """`classify` without the event loop: it never waits, so the guard needs no task or
+        timeout around it (`GuardedClassifier.classify_now`)."""
         agent = self.choose(request.text, tuple(c.name for c in request.candidates))
         if agent is None:
             return Classification(outcome=Outcome.NONE)

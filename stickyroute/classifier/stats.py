@@ -29,9 +29,11 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
-from prometheus_client import CollectorRegistry, Counter, Histogram
+from prometheus_client import CollectorRegistry
 
+from stickyroute import clock
 from stickyroute.classifier.base import Classification, Outcome
+from stickyroute.tallies import Tallies, TimeTallies
 
 FAILURE_KINDS: tuple[str, ...] = ("timeout", "rate_limit", "auth", "server_error", "unparseable")
 LATENCY_BUCKETS_S: tuple[float, ...] = (0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 5.0)
@@ -136,31 +138,25 @@ class ClassifierStats:
         self._total = _Tally(reservoir_size)
         self._channels: dict[str, _Tally] = {}
         self.registry = registry if registry is not None else CollectorRegistry(auto_describe=True)
-        self._calls = Counter(
-            "stickyroute_classifier_calls", "Classifier calls made, by outcome.",
-            ("channel", "provider", "outcome"), registry=self.registry,
-        )
-        self._failures = Counter(
-            "stickyroute_classifier_failures", "Failed classifier calls, by kind.",
-            ("channel", "provider", "kind"), registry=self.registry,
-        )
-        self._skips = Counter(
-            "stickyroute_classifier_skips", "Classifications skipped (budget spent, breaker open).",
-            ("channel", "reason"), registry=self.registry,
-        )
-        self._unmatched = Counter(
-            "stickyroute_classifier_unmatched_answers",
-            "Answers that were neither a candidate nor none (counted as none).",
-            ("channel", "provider"), registry=self.registry,
-        )
-        self._tokens = Counter(
-            "stickyroute_classifier_tokens", "Tokens reported by the provider's usage.",
-            ("channel", "provider", "type"), registry=self.registry,
-        )
-        self._latency = Histogram(
-            "stickyroute_classifier_latency_seconds", "Classifier call latency in seconds.",
-            ("channel", "provider"), registry=self.registry, buckets=LATENCY_BUCKETS_S,
-        )
+        now = clock.now
+        self._calls = Tallies("stickyroute_classifier_calls", "Classifier calls made, by outcome.",
+                              ("channel", "provider", "outcome"), now)
+        self._failures = Tallies("stickyroute_classifier_failures", "Failed classifier calls, by kind.",
+                                 ("channel", "provider", "kind"), now)
+        self._skips = Tallies("stickyroute_classifier_skips", "Classifications skipped (budget spent, breaker open).",
+                              ("channel", "reason"), now)
+        self._unmatched = Tallies("stickyroute_classifier_unmatched_answers",
+                                  "Answers that were neither a candidate nor none (counted as none).",
+                                  ("channel", "provider"), now)
+        self._tokens = Tallies("stickyroute_classifier_tokens", "Tokens reported by the provider's usage.",
+                               ("channel", "provider", "type"), now)
+        self._children: dict[tuple[object, ...], Any] = {}
+        self._latency = TimeTallies("stickyroute_classifier_latency_seconds", "Classifier call latency in seconds.",
+                                    ("channel", "provider"), LATENCY_BUCKETS_S, now)
+        for tallies in (self._calls, self._failures, self._skips, self._unmatched, self._tokens, self._latency):
+            self.registry.register(tallies)
+        """Plain numbers exported at scrape time (`stickyroute.tallies`): the same samples as
+        prometheus_client's metrics, without a lock per call."""
 
     def record(self, channel: str, provider: str, result: Classification) -> None:
         """Account one classification of `channel` by `provider` (any outcome, skips included)."""
@@ -176,18 +172,27 @@ class ClassifierStats:
         self._total.add(result, unmatched)
         self._export(channel, provider, result, unmatched)
 
+    def _child(self, metric: Any, *values: str) -> Any:
+        """`metric.labels(*values)`, made once per label set (`labels` validates and locks)."""
+        key = (id(metric), *values)
+        child = self._children.get(key)
+        if child is None:
+            child = self._children[key] = metric.labels(*values)
+        return child
+
     def _export(self, channel: str, provider: str, result: Classification, unmatched: bool) -> None:
+        child = self._child
         if result.outcome in (Outcome.BUDGET, Outcome.OPEN):
-            self._skips.labels(channel, result.outcome.value).inc()
+            child(self._skips, channel, result.outcome.value).inc()
             return
-        self._calls.labels(channel, provider, result.outcome.value).inc()
+        child(self._calls, channel, provider, result.outcome.value).inc()
         if result.outcome is Outcome.ERROR:
-            self._failures.labels(channel, provider, result.error_kind or "error").inc()
+            child(self._failures, channel, provider, result.error_kind or "error").inc()
         if unmatched:
-            self._unmatched.labels(channel, provider).inc()
-        self._tokens.labels(channel, provider, "prompt").inc(result.prompt_tokens)
-        self._tokens.labels(channel, provider, "completion").inc(result.completion_tokens)
-        self._latency.labels(channel, provider).observe(result.latency_s)
+            child(self._unmatched, channel, provider).inc()
+        child(self._tokens, channel, provider, "prompt").inc(result.prompt_tokens)
+        child(self._tokens, channel, provider, "completion").inc(result.completion_tokens)
+        child(self._latency, channel, provider).observe(result.latency_s)
 
     def snapshot(self) -> dict[str, Any]:
         """{"total": TALLY, "channels": {name: TALLY}} (see the module docstring), JSON-able."""

@@ -4,7 +4,7 @@
     body.py       capped body reads (inbound bodies, agent replies)
     inbound.py    Inbound: one request as read
     dispatch.py   Dispatcher: the one async driver (adapter, deliveries, router, leg)
-    leg.py        Leg: the aiohttp forwarding leg (URL, headers, errors)
+    leg.py        Leg: the forwarding leg (URL, headers, errors; exchange.py, pools.py, target.py)
     headers.py    hop-by-hop stripping, X-Forwarded-*, our markers
     replies.py    answers the proxy composes itself
     recording.py  `serve --record FILE`: the recording file format and its writer (replay/ reads it)

@@ -9,7 +9,8 @@ awaits `handle(channel, inbound)` (the dispatcher) and sends the `Reply` as is. 
 is 404: a channel path matches only itself (`ExactRoute`: no `{...}` parameters, no trailing
 newline). No Request/Response objects on the webhook path: the scope already has what we need.
 
-While the dispatcher runs, `receive` is watched for `http.disconnect` (`hangup.Watching`): a
+While the dispatcher runs, the platform's hang-up is watched (`hangup.Watching`: the connection's
+own report under the proxy's listener, else `receive` read for `http.disconnect`): a
 platform that hangs up cancels the upstream request (its pooled connection is freed at once), the
 dispatcher releases the delivery (the platform's retry is forwarded again), and no reply is sent.
 What the app answers itself (413 `too_large`, 400 `disconnected`, 404 `not_found`) is reported
@@ -107,7 +108,7 @@ class WebhookEndpoint:
             client_ip=client[0] if client else "", scheme=scope.get("scheme", "http"),
             host=host.decode("latin-1") if host is not None else "",
         )
-        async with Watching(receive) as gone:
+        async with Watching(receive, scope) as gone:
             reply = await self.handle(self.channel, inbound)
         if gone.done():
             log.warning("the platform hung up on %s %s before the answer (%d not sent)", inbound.method, path,

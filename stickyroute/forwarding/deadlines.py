@@ -11,8 +11,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import aiohttp
-
 from stickyroute.config.model import UpstreamSettings
 
 __all__ = ["Deadlines"]
@@ -21,19 +19,19 @@ __all__ = ["Deadlines"]
 @dataclass(frozen=True, slots=True)
 class Deadlines:
     """One channel's deadlines (seconds): the platform's answer after `answer_s`, the late answer
-    awaited `late_answer_s` more, a free pooled connection awaited `wait_s`; aiohttp's timeouts."""
+    awaited `late_answer_s` more, a free pooled connection awaited `wait_s` (and a socket's
+    connect as long); the whole exchange bounded by `exchange_s`, and by `idle_s` without a byte
+    from the agent."""
 
     answer_s: float
     late_answer_s: float
     wait_s: float
-    timeout: aiohttp.ClientTimeout
+    exchange_s: float
+    idle_s: float
 
     @classmethod
     def of(cls, upstream: UpstreamSettings) -> Deadlines:
         answer_s = upstream.connect_timeout_s + upstream.timeout_s
         late = upstream.late_answer_s
         read = upstream.timeout_s if late <= 0 else upstream.timeout_s + late
-        return cls(answer_s, late, upstream.connect_timeout_s, aiohttp.ClientTimeout(
-            total=answer_s + max(late, 0.0), sock_connect=upstream.connect_timeout_s,
-            sock_read=read, connect=upstream.connect_timeout_s + upstream.timeout_s,
-        ))
+        return cls(answer_s, late, upstream.connect_timeout_s, answer_s + max(late, 0.0), read)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import ipaddress
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from urllib.parse import quote
 
 RawHeaders = list[tuple[bytes, bytes]]
@@ -78,21 +78,36 @@ _REPLACED = frozenset(
 )
 
 
+_DROP_UPSTREAM_TRUSTED = HOP_BY_HOP | _SET_BY_CLIENT | _REPLACED
+"""What never goes upstream from a trusted peer (before the `Connection`-listed names)."""
+_DROP_UPSTREAM_UNTRUSTED = _DROP_UPSTREAM_TRUSTED | _CLAIMS_OF_ORIGIN
+_DROP_RELAYED = HOP_BY_HOP | {b"content-length"}
+_CONNECTION = b"connection"
+
+
 def _connection_listed(headers: RawHeaders) -> set[bytes]:
     """Lower-case field names listed in every `Connection` header (comma lists, any case)."""
     listed: set[bytes] = set()
     for name, value in headers:
-        if name.lower() == b"connection":
+        if name.lower() == _CONNECTION:
             listed.update(token.strip().lower() for token in value.split(b","))
     listed.discard(b"")
     return listed
 
 
+def _kept(headers: RawHeaders, drop: frozenset[bytes]) -> RawHeaders:
+    """`headers` without the names in `drop` and without every field named in `Connection`
+    (except the `SIGNATURE_HEADERS`); each name lowered once, against one precomputed set."""
+    lowered = [name.lower() for name, _value in headers]
+    if _CONNECTION in lowered:
+        drop = drop | (_connection_listed(headers) - SIGNATURE_HEADERS)
+    return [header for header, name in zip(headers, lowered, strict=True) if name not in drop]
+
+
 def strip_hop_by_hop(headers: RawHeaders) -> RawHeaders:
     """`headers` without the `HOP_BY_HOP` fields and without every field named in `Connection`,
     except the `SIGNATURE_HEADERS` (a signature checked at the edge reaches the agent too)."""
-    drop = HOP_BY_HOP | (_connection_listed(headers) - SIGNATURE_HEADERS)
-    return [(name, value) for name, value in headers if name.lower() not in drop]
+    return _kept(headers, HOP_BY_HOP)
 
 
 def _values(headers: RawHeaders, name: bytes) -> list[bytes]:
@@ -111,9 +126,9 @@ def upstream_request_headers(
 ) -> RawHeaders:
     """The headers to send upstream for one inbound request.
 
-    Hop-by-hop fields, `Host` and `Content-Length` are dropped (httpx sets the last two from the
-    upstream URL and the body bytes); every other field, signature headers and `Authorization`
-    included, is kept in order. Then appended:
+    Hop-by-hop fields, `Host` and `Content-Length` are dropped (the leg sets the last two from
+    the upstream URL and the body bytes); every other field, signature headers and
+    `Authorization` included, is kept in order. Then appended:
 
     - `X-Forwarded-For`: the received value(s) + `, <client_ip>` when the peer is trusted, else
       `<client_ip>` alone (a client cannot forge its address through an untrusted hop).
@@ -124,12 +139,7 @@ def upstream_request_headers(
       as is an inbound `X-Stickyroute-Conversation`: only the proxy sets it, issue #12).
     - `Forwarded` / `X-Real-IP` pass only from a trusted peer (an untrusted client could forge them).
     """
-    kept = [
-        (name, value)
-        for name, value in strip_hop_by_hop(inbound)
-        if name.lower() not in _SET_BY_CLIENT and name.lower() not in _REPLACED
-        and (peer_trusted or name.lower() not in _CLAIMS_OF_ORIGIN)
-    ]
+    kept = _kept(inbound, _DROP_UPSTREAM_TRUSTED if peer_trusted else _DROP_UPSTREAM_UNTRUSTED)
     client = client_ip.encode("latin-1")
     received_for = _values(inbound, X_FORWARDED_FOR) if peer_trusted else []
     received_proto = _values(inbound, X_FORWARDED_PROTO) if peer_trusted else []
@@ -164,20 +174,26 @@ def relay_response_headers(headers: RawHeaders) -> RawHeaders:
     The relayed body length is set by the response we build; `Content-Encoding` is kept because
     the body is relayed raw (still encoded).
     """
-    return [(name, value) for name, value in strip_hop_by_hop(headers) if name.lower() != b"content-length"]
+    return _kept(headers, _DROP_RELAYED)
 
 
 _Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+CACHED_PEERS = 4096
+"""Peer addresses whose trust `TrustedProxies` remembers before it starts over."""
 
 
 @dataclass(frozen=True, slots=True)
 class TrustedProxies:
     """Peers whose `X-Forwarded-*` headers we extend (`server.trusted_proxies`, CIDR strings).
 
-    Built once from the config; `ValueError` for a string that is not a network.
+    Built once from the config; `ValueError` for a string that is not a network. The answer
+    for each peer address is cached (at most `CACHED_PEERS` addresses, then the cache starts over):
+    a webhook platform calls from a handful of addresses, and parsing one costs more than the rest
+    of the header rules.
     """
 
     networks: tuple[_Network, ...]
+    _seen: dict[str, bool] = field(default_factory=dict, init=False, repr=False, compare=False, hash=False)
 
     @classmethod
     def from_cidrs(cls, cidrs: Iterable[str]) -> TrustedProxies:
@@ -187,6 +203,14 @@ class TrustedProxies:
         """True when `ip` (an address string) lies in one of the networks; False for non-addresses."""
         if not isinstance(ip, str):
             return False
+        seen = self._seen.get(ip)
+        if seen is None:
+            if len(self._seen) >= CACHED_PEERS:
+                self._seen.clear()
+            seen = self._seen[ip] = self._contains(ip)
+        return seen
+
+    def _contains(self, ip: str) -> bool:
         try:
             address = ipaddress.ip_address(ip.split("%", 1)[0])
         except ValueError:

@@ -1,4 +1,4 @@
-"""The forwarding leg: the inbound bytes to an agent over aiohttp, the agent's reply back.
+"""The forwarding leg: the inbound bytes to an agent on a pooled HTTP/1.1 connection, the reply back.
 
     Leg.forward(inbound, agent, channel, reason, part=None, extra=()) -> Reply
 
@@ -6,16 +6,18 @@ The leg builds the upstream URL (the agent's base URL + the inbound path and que
 or the agent's exact per-channel URL) and the request headers (`headers.upstream_request_headers`:
 hop-by-hop stripped, X-Forwarded-* extended for trusted peers, our markers added), sends the same
 body bytes (or a split batch's part), and reads the reply raw (still `Content-Encoding`-encoded).
-aiohttp was chosen by measurement (README "Performance": about 300 µs of CPU per forward against
-540 µs for httpx's client over an aiohttp transport).
+The exchange itself (`stickyroute.forwarding.exchange`: a pre-built request head and the body on
+a keep-alive connection, the reply parsed by httptools) was chosen by measurement (docs
+"Performance": aiohttp's client spent about 460k instructions per forward, httpx's more).
 
 Sent as given: the URL is never requoted (`yarl.URL(..., encoded=True)`), header order and
 duplicates are kept even when their case differs, nothing is added but `Host` and
 `Content-Length` (no User-Agent, Accept, Accept-Encoding, Content-Type, cookies), no
 decompression, no redirects followed, no proxy from the environment. One bounded pool per agent
-(`stickyroute.forwarding.pools`), so one slow agent cannot starve the others. Every response is
-released on every path, cancellation included (field report T34): a platform that hangs up
-(`hangup.HANGUP`) cancels the request to the agent (`PlatformGone`, kind `platform_gone`).
+(`pools.Pools`), so one slow agent cannot starve the others. Every connection is given back
+or closed on every path, cancellation included (field report T34): a platform that hangs up
+(`hangup.HANGUP`) aborts the request to the agent (`PlatformGone`, kind `platform_gone`). No
+task is started per forward: the reply is a future set by the connection.
 
 A reply body over `upstream.max_reply_bytes` is not an error (the agent has handled the update: a
 502 would make the platform deliver it twice): its status and headers are relayed with an empty
@@ -25,13 +27,13 @@ Late answers (`upstream.late_answer_s` > 0): the platform gets 504 `connect_time
 timeout_s` after forwarding started, and the exchange goes on for up to `late_answer_s` more;
 `UpstreamTimeout.late` carries it so the caller can keep the late answer for the retry.
 
-Errors, translated in one place (`translate`; statuses in stickyroute/errors.py); `failures` counts
-them per (agent, kind):
+Errors, translated in one place (`exchange.translate`; statuses in stickyroute/errors.py);
+`failures` counts them per (agent, kind):
 
-    cannot connect (refused, DNS, connect timeout)      -> UpstreamConnectError  (502) refused
+    cannot connect (refused, DNS, TLS, connect timeout) -> UpstreamConnectError  (502) refused
     every pooled connection busy past connect_timeout_s -> UpstreamPoolExhausted (503) pool_exhausted
     no reply in time (read, total deadline)             -> UpstreamTimeout       (504) timeout
-    any other client error, invalid URL                 -> UpstreamError         (502) error
+    a malformed reply, a reset, an early close, bad URL -> UpstreamError         (502) error
     a reply over `max_reply_bytes`: relayed without its body (kind too_large; see `Leg.forward`)
 """
 
@@ -41,21 +43,19 @@ import asyncio
 import functools
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from typing import Any, Protocol
-
-import aiohttp
-import yarl
+from typing import Protocol
 
 from stickyroute.channels.base import BodyPart
 from stickyroute.config.listeners import ServerSettings
 from stickyroute.config.model import Agent, UpstreamSettings
-from stickyroute.errors import PlatformGone, UpstreamConnectError, UpstreamError, UpstreamTimeout
-from stickyroute.forwarding.body import BodyTooLarge, read_capped
+from stickyroute.errors import PlatformGone, UpstreamError, UpstreamTimeout
 from stickyroute.forwarding.deadlines import Deadlines
+from stickyroute.forwarding.exchange import Late, RawReply, translate
 from stickyroute.forwarding.hangup import HANGUP
 from stickyroute.forwarding.headers import TrustedProxies, relay_response_headers, upstream_request_headers
 from stickyroute.forwarding.inbound import Inbound
 from stickyroute.forwarding.pools import Pools
+from stickyroute.forwarding.target import target_of
 from stickyroute.reply import Reply
 
 __all__ = ["Forwarding", "Leg", "translate", "upstream_url"]
@@ -66,7 +66,7 @@ REPLY_DROPPED = b"x-stickyroute-reply-dropped"
 
 
 class Forwarding(Protocol):
-    """What the dispatcher needs of a leg (the aiohttp `Leg`, or a fake in unit tests)."""
+    """What the dispatcher needs of a leg (the `Leg`, or a fake in unit tests)."""
 
     async def forward(self, inbound: Inbound, agent: Agent, channel: str, reason: str,
                       part: BodyPart | None = None, extra: Sequence[tuple[bytes, bytes]] = ()) -> Reply:
@@ -96,30 +96,8 @@ def upstream_url(base: str, raw_path: str | bytes, query: bytes | str) -> str:
     return f"{url}{'&' if '?' in url else '?'}{query_text}"
 
 
-@functools.lru_cache(maxsize=4096)
-def _url(url: str) -> yarl.URL:
-    """The upstream URL exactly as built from the inbound request (no requoting); ValueError
-    for a URL that is not ASCII http(s) with a host."""
-    if not url.isascii() or any(ord(ch) < 0x21 or ord(ch) == 0x7F for ch in url):
-        raise ValueError(f"not an encoded URL: {url!r}")
-    parsed = yarl.URL(url, encoded=True)
-    if parsed.scheme not in ("http", "https") or not parsed.host:
-        raise ValueError(f"not an http(s) URL: {url!r}")
-    return parsed
-
-
-def translate(exc: BaseException) -> UpstreamError:
-    """aiohttp / asyncio failures -> the error tree: unreachable 502, too slow 504, else 502."""
-    text = f"{type(exc).__name__}: {exc}"
-    if isinstance(exc, (aiohttp.ClientConnectorError, aiohttp.ConnectionTimeoutError)):
-        return UpstreamConnectError(f"upstream unreachable ({text})")
-    if isinstance(exc, (aiohttp.SocketTimeoutError, TimeoutError, asyncio.TimeoutError)):
-        return UpstreamTimeout(f"upstream timed out ({text})")
-    return UpstreamError(f"upstream failed ({text})")
-
-
 class Leg:
-    """Pooled forwarding over aiohttp, one bounded pool per agent, made on first use in the loop.
+    """Pooled HTTP/1.1 forwarding (`exchange`), one bounded pool per agent, made on first use in the loop.
 
     Timeouts (seconds, `[upstream]`, or a channel's own `[channels.<name>.upstream]` given in
     `channels`): `connect_timeout_s` to connect a socket and to wait for a free connection of the
@@ -168,103 +146,85 @@ class Leg:
         if part is not None:
             body = part.body
             headers = [h for h in headers if h[0].lower() not in part.drop] + part.add
-        gone = HANGUP.get()
-        if deadlines.late_answer_s <= 0:
-            if gone is None:
-                return await self._send(agent, inbound.method, url, headers, body, deadlines)
-            return await self._send_until_gone(agent, inbound.method, url, headers, body, gone, deadlines)
-        exchange = asyncio.ensure_future(self._send(agent, inbound.method, url, headers, body, deadlines))
-        waiting: set[asyncio.Future[Any]] = {exchange} if gone is None else {exchange, gone}
+        return await self._exchange(agent, inbound.method, url, headers, body, deadlines)
+
+    async def _exchange(self, agent: Agent, method: str, url: str, headers: list[tuple[bytes, bytes]],
+                        body: bytes, deadlines: Deadlines) -> Reply:
+        """One exchange, in the caller's task: the reply, or the error (a late exchange handed over
+        in UpstreamTimeout.late; a hang-up aborts the exchange, PlatformGone)."""
+        name = agent.name
         try:
-            done, _pending = await asyncio.wait(waiting, timeout=deadlines.answer_s,
-                                                return_when=asyncio.FIRST_COMPLETED)
-        except asyncio.CancelledError:
-            exchange.cancel()
-            raise
-        if exchange in done:
-            return exchange.result()
-        if gone is not None and gone.done():
-            exchange.cancel()  # the platform went away: free the connection now
-            exchange.add_done_callback(_retrieved)
-            self.failures[(agent.name, "platform_gone")] += 1
-            raise PlatformGone("the platform hung up before the agent answered: request cancelled")
-        self.failures[(agent.name, "timeout")] += 1
-        self._late.add(exchange)
-        exchange.add_done_callback(self._late.discard)
-        exchange.add_done_callback(_retrieved)
-        raise UpstreamTimeout(f"upstream timed out (no answer in {deadlines.answer_s} s; its late answer is "
-                              f"awaited for {deadlines.late_answer_s} s more)", late=exchange)
-
-    async def _send_until_gone(self, agent: Agent, method: str, url: str, headers: list[tuple[bytes, bytes]],
-                               body: bytes, gone: asyncio.Future[None], deadlines: Deadlines) -> Reply:
-        """`_send` in this task, cancelled if the platform hangs up first (no extra task: the
-        hang-up cancels this one, and the cancellation it caused becomes PlatformGone; any other
-        cancellation, the drain deadline's, goes on as it came)."""
-        task = asyncio.current_task()
-        assert task is not None
-        hung_up = False
-
-        def cancel(_gone: asyncio.Future[None]) -> None:
-            nonlocal hung_up
-            if active:
-                hung_up = True
-                task.cancel()
-
-        active = True
-        gone.add_done_callback(cancel)
-        try:
-            reply = await self._send(agent, method, url, headers, body, deadlines)
-            if hung_up:  # the client library swallowed the cancellation: forget it all the same
-                task.uncancel()
-            return reply
-        except asyncio.CancelledError:
-            if not hung_up or task.uncancel() > 0:
-                raise
-            self.failures[(agent.name, "platform_gone")] += 1
-            raise PlatformGone("the platform hung up before the agent answered: request cancelled") from None
-        finally:
-            active = False
-            gone.remove_done_callback(cancel)
-
-    async def _send(self, agent: Agent, method: str, url: str, headers: list[tuple[bytes, bytes]],
-                    body: bytes, deadlines: Deadlines) -> Reply:
-        try:
-            target = _url(url)
+            target = target_of(url)
         except ValueError as exc:
-            self.failures[(agent.name, "error")] += 1
+            self.failures[(name, "error")] += 1
             raise UpstreamError(f"invalid upstream URL {url!r}") from exc
-        spelling: dict[str, str] = {}  # aiohttp would merge duplicates whose name case differs
-        framing = [("Content-Length", str(len(body)))] if body or method in _BODY_METHODS else []
-        wire = framing + [
-            (spelling.setdefault(name.decode("latin-1").lower(), name.decode("latin-1")), value.decode("latin-1"))
-            for name, value in headers  # Host and Content-Length are never among them
-        ]
+        head = target.head(method, headers, len(body) if body or method in _BODY_METHODS else None)
+        loop = asyncio.get_running_loop()
+        started = loop.time()
         try:
-            async with self.pools.slot(agent, deadlines.wait_s) as session, session.request(
-                    method, target, headers=wire, data=body or None, allow_redirects=False,
-                    timeout=deadlines.timeout) as response:
-                relayed = relay_response_headers(list(response.raw_headers))
-                declared = response.content_length
-                if declared is not None and declared <= self.max_reply_bytes:  # framed and small: one read
-                    return Reply(response.status, relayed, await response.read())
-                try:
-                    data = await read_capped(response.content.iter_any(), self.max_reply_bytes)
-                except BodyTooLarge:
-                    self.failures[(agent.name, "too_large")] += 1
-                    return _without_body(response.status, relayed, self.max_reply_bytes)
-                return Reply(response.status, relayed, data)
+            conn = await self.pools.acquire(agent, target, deadlines.wait_s)
         except UpstreamError as exc:
-            self._count(agent.name, exc.kind)
+            self.failures[(name, exc.kind)] += 1
             raise
-        except (aiohttp.ClientError, TimeoutError) as exc:
-            error = translate(exc)
-            self._count(agent.name, error.kind)
-            raise error from exc
+        spent = loop.time() - started
+        late_on = deadlines.late_answer_s > 0
+        exchange = conn.send(head, body, self.max_reply_bytes, deadlines.exchange_s - spent, deadlines.idle_s,
+                             head_only=method == "HEAD", answer_s=deadlines.answer_s - spent if late_on else None)
+        gone = HANGUP.get()
+        try:  # cancelling this task cancels the exchange (its connection closed)
+            raw = await exchange if gone is None else await self._unless_gone(exchange, gone)
+        except UpstreamError as exc:
+            self.failures[(name, exc.kind)] += 1
+            raise
+        if isinstance(raw, Late):
+            self.failures[(name, "timeout")] += 1
+            late: asyncio.Future[Reply] = loop.create_future()
+            self._late.add(late)
+            late.add_done_callback(self._late.discard)
+            late.add_done_callback(_retrieved)
+            raw.reply.add_done_callback(functools.partial(self._late_ended, name, late))
+            raise UpstreamTimeout(f"upstream timed out (no answer in {deadlines.answer_s} s; its late answer is "
+                                  f"awaited for {deadlines.late_answer_s} s more)", late=late)
+        return self._reply(name, raw)
 
-    def _count(self, agent: str, kind: str) -> None:
-        """Count a failure; one of an exchange that already gave its 504 counts as `late_<kind>`."""
-        late = asyncio.current_task() in self._late
-        self.failures[(agent, f"late_{kind}" if late else kind)] += 1
+    @staticmethod
+    async def _unless_gone(exchange: asyncio.Future[RawReply | Late], gone: asyncio.Future[None]) -> RawReply | Late:
+        """The exchange's first answer; PlatformGone (the exchange aborted) when `gone` resolves first."""
+        def hung_up(_gone: object) -> None:
+            if not exchange.done():
+                exchange.set_exception(PlatformGone("the platform hung up before the agent answered: request "
+                                                    "cancelled"))
+
+        gone.add_done_callback(hung_up)
+        try:
+            return await exchange
+        finally:
+            gone.remove_done_callback(hung_up)
+
+    def _late_ended(self, name: str, late: asyncio.Future[Reply], exchange: asyncio.Future[RawReply]) -> None:
+        """A late exchange ended: its reply (or error, counted `late_<kind>`) goes to `late`."""
+        if late.done():
+            return
+        if exchange.cancelled():
+            late.cancel()
+            return
+        error = exchange.exception()
+        if error is not None:
+            kind = error.kind if isinstance(error, UpstreamError) else "error"
+            self.failures[(name, f"late_{kind}")] += 1
+            late.set_exception(error)
+            return
+        try:
+            late.set_result(self._reply(name, exchange.result()))
+        except UpstreamError as exc:
+            late.set_exception(exc)
+
+    def _reply(self, name: str, raw: RawReply) -> Reply:
+        relayed = relay_response_headers(raw.headers)
+        if raw.too_large:
+            self.failures[(name, "too_large")] += 1
+            return _without_body(raw.status, relayed, self.max_reply_bytes)
+        return Reply(raw.status, relayed, raw.body)
 
     async def aclose(self) -> None:
         """Close every pool."""

@@ -13,8 +13,8 @@ Measured by `bench/batch_bench.py` (time and the longest loop stall against the 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable, Sequence
-from typing import ParamSpec, TypeVar
+from collections.abc import Callable, Sequence
+from typing import Generic, ParamSpec, TypeVar
 
 from stickyroute import clock
 
@@ -58,9 +58,25 @@ class Breather:
             self._since = clock.monotonic()
 
 
-async def chunks(items: Sequence[Item]) -> AsyncIterator[Sequence[Item]]:
-    """`items` in slices of at most CHUNK, yielding to the event loop between two slices."""
-    for start in range(0, len(items), CHUNK):
+class chunks(Generic[Item]):  # lower case: used as `async for part in chunks(items)`
+    """`items` in slices of at most CHUNK, yielding to the event loop between two slices. A
+    class, not an async generator: it runs a few times per request, and an async generator is
+    registered with the loop (its first-iteration hook) each time."""
+
+    __slots__ = ("_items", "_start")
+
+    def __init__(self, items: Sequence[Item]) -> None:
+        self._items = items
+        self._start = 0
+
+    def __aiter__(self) -> chunks[Item]:
+        return self
+
+    async def __anext__(self) -> Sequence[Item]:
+        start = self._start
+        if start >= len(self._items):
+            raise StopAsyncIteration
         if start:
             await asyncio.sleep(0)
-        yield items[start:start + CHUNK]
+        self._start = start + CHUNK
+        return self._items[start:start + CHUNK]

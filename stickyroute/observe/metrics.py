@@ -15,14 +15,19 @@ derived from the same counters (one source of truth).
 Label sets are bounded: channels and agents are the config's (plus "" when the proxy answered
 itself, "(several)" for a body split between agents), reasons are the code's fixed set, status is
 the class ("2xx"...), failure kinds are the list above. Children are made once per label set and
-kept (`.labels()` is a dict look-up and a lock; the hot path pays one dict look-up).
+kept (the hot path pays one dict look-up). The per-request counters and the latency histogram
+are plain numbers exported at scrape time (`stickyroute.tallies`: the same samples as
+prometheus_client's own metrics, without a lock per increment).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, Info
+from prometheus_client import CollectorRegistry, Counter, Gauge, Info
+
+from stickyroute import clock
+from stickyroute.tallies import Tallies, TimeTallies
 
 __all__ = ["FAILURE_KINDS", "Metrics", "status_class"]
 
@@ -58,24 +63,27 @@ class Metrics:
 
     def __init__(self, registry: CollectorRegistry) -> None:
         self.registry = registry
-        self._requests = Counter("stickyroute_requests", "Webhook requests answered, by channel, agent, reason of "
+        now = clock.now
+        self._requests = Tallies("stickyroute_requests", "Webhook requests answered, by channel, agent, reason of "
                                  "their first decision and status class.", ("channel", "agent", "reason", "status"),
-                                 registry=registry)
-        self._decisions = Counter("stickyroute_decisions", "Routing decisions (one per item of a body), by reason.",
-                                  ("channel", "reason"), registry=registry)
-        self._switches = Counter("stickyroute_switches", "Decisions that moved a conversation to another agent.",
-                                 ("channel", "reason"), registry=registry)
-        self._latency = Histogram("stickyroute_upstream_latency_seconds", "Time of each forward to an agent "
-                                  "(seconds), failures included.", ("agent",), buckets=UPSTREAM_BUCKETS_S,
-                                  registry=registry)
-        self._failures = Counter("stickyroute_upstream_failures", "Forwards that got no reply from the agent, by "
-                                 "kind.", ("agent", "kind"), registry=registry)
+                                 now)
+        self._decisions = Tallies("stickyroute_decisions", "Routing decisions (one per item of a body), by reason.",
+                                  ("channel", "reason"), now)
+        self._switches = Tallies("stickyroute_switches", "Decisions that moved a conversation to another agent.",
+                                 ("channel", "reason"), now)
+        self._latency = TimeTallies("stickyroute_upstream_latency_seconds", "Time of each forward to an agent "
+                                    "(seconds), failures included.", ("agent",), UPSTREAM_BUCKETS_S, now)
+        self._failures = Tallies("stickyroute_upstream_failures", "Forwards that got no reply from the agent, by "
+                                 "kind.", ("agent", "kind"), now)
+        for tallies in (self._requests, self._decisions, self._switches, self._latency, self._failures):
+            registry.register(tallies)
         self.conversations = Gauge("stickyroute_conversations_live", "Live conversation routes (at the last "
                                    "scrape).", ("channel",), registry=registry)
         self.deliveries = Gauge("stickyroute_delivery_log_size", "Stored answers of the delivery log (at the last "
                                 "scrape).", registry=registry)
-        self._hits = Counter("stickyroute_delivery_log_hits", "Requests answered from the delivery log "
-                             "(platform redeliveries).", ("channel",), registry=registry)
+        self._hits = Tallies("stickyroute_delivery_log_hits", "Requests answered from the delivery log "
+                             "(platform redeliveries).", ("channel",), now)
+        registry.register(self._hits)
         self.config_info = Info("stickyroute_config", "The running config: its hash and path.", registry=registry)
         self.config_loaded = Gauge("stickyroute_config_loaded_timestamp_seconds", "When the running config was "
                                    "loaded (Unix time).", registry=registry)
@@ -134,13 +142,13 @@ class Metrics:
         return {labels["result"]: value for labels, value in _samples(self._reloads)}
 
 
-def _samples(counter: Counter) -> list[tuple[dict[str, str], int]]:
+def _samples(counter: Counter | Tallies) -> list[tuple[dict[str, str], int]]:
     """(labels, value) of every `_total` sample of a labelled counter."""
     return [(dict(sample.labels), int(sample.value)) for metric in counter.collect() for sample in metric.samples
             if sample.name.endswith("_total")]
 
 
-def _by(counter: Counter, outer: str, inner: str) -> dict[str, dict[str, int]]:
+def _by(counter: Counter | Tallies, outer: str, inner: str) -> dict[str, dict[str, int]]:
     out: dict[str, dict[str, int]] = {}
     for labels, value in _samples(counter):
         inner_map = out.setdefault(labels[outer], {})

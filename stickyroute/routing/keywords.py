@@ -150,14 +150,26 @@ class KeywordScorer:
             self._all = decisive
         self.confirming = self._all is not decisive
         """True when some agent has `confirm_keywords` (`decisive` differs from `scores`)."""
+        self._last: tuple[_Index, str, dict[str, int]] | None = None
+        """The last text scored (one entry: the engine and the keyword classifier score a first
+        message's text one after the other)."""
 
     def scores(self, text: str) -> dict[str, int]:
         """Raw keyword score per agent for `text` (points; agents with 0 omitted)."""
-        return _score(self._all, text)
+        return self._scored(self._all, text)
 
     def decisive(self, text: str) -> dict[str, int]:
         """`scores` without `confirm_keywords`: what keywords alone may decide on."""
-        return _score(self._decisive, text) if self.confirming else _score(self._all, text)
+        return self._scored(self._decisive if self.confirming else self._all, text)
+
+    def _scored(self, index: _Index, text: str) -> dict[str, int]:
+        """`_score`, remembered for the last text (a copy each time: callers own their dict)."""
+        last = self._last
+        if last is not None and last[0] is index and last[1] == text:
+            return dict(last[2])
+        result = _score(index, text)
+        self._last = (index, text, result)
+        return dict(result)
 
 
 def _score(index: _Index, text: str) -> dict[str, int]:

@@ -27,7 +27,7 @@ stores as it was: the router stamps the reason only on a route another decision 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Hashable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
 
 from stickyroute.classifier.base import Candidate, Classification, ClassificationRequest, Classifier, Outcome
@@ -92,6 +92,9 @@ class Router:
             for name, channel_rules in self._rules.items()}
         """The agents the classifier may answer, per channel (reachable and not hidden)."""
         self._layer1 = {name: Layer1(channel) for name, channel in config.channels.items()}
+        self._classify_now: Callable[[ClassificationRequest], Classification | None] | None = getattr(
+            classifier, "classify_now", None)
+        """The classifier's synchronous answer (`GuardedClassifier.classify_now`), when it has one."""
 
     def rules(self, channel: str) -> ChannelRules:
         """The engine rules of a channel."""
@@ -216,4 +219,8 @@ class Router:
             if not left:  # passed: not asked (reason classifier_timeout)
                 return Classification(Outcome.DEADLINE)
         request = ClassificationRequest(channel, need.text, self._candidates[channel], need.current, context, left)
+        if self._classify_now is not None:  # an offline classifier: answered here, no task, no timeout
+            answer = self._classify_now(request)
+            if answer is not None:
+                return answer
         return await self.classifier.classify(request)

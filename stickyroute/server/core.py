@@ -47,7 +47,7 @@ class ServiceCore:
 
     `clock` (seconds, wall time) drives routes and deliveries; `guard_clock` (seconds,
     monotonic by default) the classifier's budget, breaker and latency; tests pass fake clocks
-    for both. `leg` replaces the aiohttp forwarding leg (unit tests); `groq_http_client` is
+    for both. `leg` replaces the forwarding leg (unit tests); `groq_http_client` is
     handed to the Groq classifier (respx in tests). State comes from `config.state` (memory, or
     Redis behind the per-process memory fallback); with Redis the classifier budget is shared
     and asked on `clock`. `registry` holds every metric of the service. `config` is the file's

@@ -14,7 +14,9 @@ listener serves `EdgeProtocol`, uvicorn's httptools protocol with:
     body_timeout_s       from the end of the headers until the body is complete; then closed
     keepalive_timeout_s  idle after a response (uvicorn's `timeout_keep_alive`); then closed
 
-and one rule of h11's: a response sent before its request's body arrived closes the connection
+The connection reports its own loss to the webhook endpoint (`forwarding.hangup.Hangups`, in the
+scope's extensions), so a request needs no task watching for the platform's hang-up. And one rule
+of h11's: a response sent before its request's body arrived closes the connection
 (a 413 reads no further). Websockets are off on both listeners (`ws="none"`), so every
 connection stays under these rules. What was refused or cut is logged at most once every
 `REPORT_EVERY_S` seconds per listener, with counts. Timers run on the event loop's clock.
@@ -38,6 +40,7 @@ from uvicorn.server import ServerState
 
 from stickyroute.config.listeners import AdminSettings, ServerSettings
 from stickyroute.config.model import Config
+from stickyroute.forwarding.hangup import HANGUP_EXTENSION, Hangups
 
 __all__ = ["EDGE_KEYS", "REPORT_EVERY_S", "EdgeConfig", "EdgeLimits", "EdgeProtocol", "descriptors_needed",
            "raise_descriptor_limit"]
@@ -126,6 +129,8 @@ class EdgeProtocol(HttpToolsProtocol):
         self._head_bytes = 0
         self._timer: asyncio.TimerHandle | None = None
         self._refused = False
+        self.hangups = Hangups()
+        """The hang-up futures of the requests running on this connection (resolved when it is lost)."""
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         if len(self.connections) >= self.limits.max_connections:
@@ -144,6 +149,7 @@ class EdgeProtocol(HttpToolsProtocol):
         if self._refused:  # in connection_made: nothing was served
             return
         super().connection_lost(exc)
+        self.hangups.hung_up()
 
     def data_received(self, data: bytes) -> None:
         if self._phase != _BODY:
@@ -173,6 +179,7 @@ class EdgeProtocol(HttpToolsProtocol):
         self._phase = _BODY
         self._since = self.loop.time()
         self._head_bytes = 0
+        self.scope["extensions"] = {HANGUP_EXTENSION: self.hangups}  # type: ignore[dict-item]
         super().on_headers_complete()
 
     def on_message_complete(self) -> None:

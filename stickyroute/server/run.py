@@ -28,6 +28,7 @@ from stickyroute.forwarding.dispatch import RecordHook
 from stickyroute.server.announce import log_started, log_stopped
 from stickyroute.server.demo import DemoAgents
 from stickyroute.server.edge import EdgeConfig, EdgeLimits, raise_descriptor_limit
+from stickyroute.server.heap import settle_heap
 from stickyroute.server.listener import Listener
 from stickyroute.server.service import Service
 
@@ -79,6 +80,7 @@ async def serve(config: Config, recorder: RecordHook | None = None, demo: bool =
             log.info("demo agents: %s", ", ".join(agents.addresses()))
         runtime = service.runtime
         log_started(runtime.config, runtime.digest, service.overrides.shown(), runtime.classifier_line)
+        settle_heap()  # start-up is over: what it made lives as long as the process
 
     announcing = loop.create_task(announce())
     try:

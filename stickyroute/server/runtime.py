@@ -11,7 +11,7 @@ channel table, its dispatcher the router and leg of that config. What outlives a
 accounting (counters keep counting), the classifier's statistics. The forwarding leg, with its
 pools, passes from one runtime to the next while `[upstream]` and `server.trusted_proxies` stay
 the same (the pools of agents that are kept survive; an agent removed leaves its idle pooled
-connections to aiohttp's keep-alive timeout).
+connections to the pool's idle timeout, `forwarding.pools.IDLE_KEEP_S`).
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ __all__ = ["Parts", "Runtime", "build_runtime"]
 @dataclass(slots=True)
 class Parts:
     """What every runtime of one service shares (see the module docstring). `leg` replaces the
-    aiohttp leg (unit tests); `groq_http_client` goes to the Groq classifier (respx in tests)."""
+    forwarding leg (unit tests); `groq_http_client` goes to the Groq classifier (respx in tests)."""
 
     state: StateBackends
     stats: ClassifierStats

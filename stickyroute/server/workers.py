@@ -45,6 +45,7 @@ from stickyroute.config.overrides import Overrides
 from stickyroute.forwarding.dispatch import RecordHook
 from stickyroute.server.announce import log_started, log_stopped
 from stickyroute.server.edge import EdgeConfig, EdgeLimits, raise_descriptor_limit
+from stickyroute.server.heap import settle_heap
 from stickyroute.server.listener import Listener
 from stickyroute.server.run import BACKSTOP_S
 from stickyroute.server.service import Service
@@ -120,6 +121,7 @@ def create_app() -> PublicApp:
         admin.start()
         _drain_on_sigterm(service)
         log.info("worker %d ready", os.getpid())
+        settle_heap()  # start-up is over: what it made lives as long as the worker
 
     return PublicApp(service, on_start=on_start, on_stop=admin.stop)
 

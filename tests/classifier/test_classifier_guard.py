@@ -326,3 +326,55 @@ async def test_groq_failures_and_tokens_are_accounted_through_the_guard(
     assert total["failures"] == {"timeout": 1, "rate_limit": 1, "auth": 1, "server_error": 2, "unparseable": 1}
     assert (total["prompt_tokens"], total["completion_tokens"]) == (250, 6)
     assert guarded.name == "groq"
+
+
+# ---------------------------------------------------------------- GuardedClassifier: synchronous path
+
+
+async def test_the_keyword_classifier_is_answered_synchronously_with_the_same_stats_and_line(
+        caplog: pytest.LogCaptureFixture) -> None:
+    """`classify_now` (no budget or breaker asked, an inner that never waits): the same answer,
+    stats and log line as `classify`, without a task or a timeout."""
+    from stickyroute.classifier.keywords import KeywordClassifier
+
+    def scores(text: str) -> dict[str, int]:
+        return {"coder": 6} if "refactor" in text else {}
+
+    clock = FakeClock(0.0)
+    answers, lines, stats = [], [], []
+    caplog.set_level(logging.INFO, logger="stickyroute.classifier")
+    for synchronous in (False, True):
+        guarded = GuardedClassifier(KeywordClassifier(scores, 6), ClassifierSettings(), ClassifierStats(), clock,
+                                    protect=False)
+        caplog.clear()
+        for text in ("please refactor this", "nothing to see"):
+            answer = guarded.classify_now(request(text)) if synchronous else await guarded.classify(request(text))
+            answers.append(answer)
+        lines.append([r.getMessage() for r in caplog.records if r.name == "stickyroute.classifier"])
+        stats.append(guarded.stats.snapshot())
+    assert answers[:2] == answers[2:] == [Classification(outcome=Outcome.AGENT, agent="coder"),
+                                          Classification(outcome=Outcome.NONE)]
+    assert lines[0] == lines[1] == [
+        'classifier channel="telegram" provider="keywords" outcome="agent" agent="coder" error_kind=null '
+        "latency_ms=0.0 prompt_tokens=0 completion_tokens=0",
+        'classifier channel="telegram" provider="keywords" outcome="none" agent=null error_kind=null '
+        "latency_ms=0.0 prompt_tokens=0 completion_tokens=0"]
+    assert stats[0] == stats[1]
+
+
+def test_classify_now_declines_when_the_guard_protects_or_the_inner_classifier_waits() -> None:
+    from stickyroute.classifier.keywords import KeywordClassifier
+
+    clock = FakeClock(0.0)
+    protected = GuardedClassifier(KeywordClassifier(lambda _t: {}, 6), ClassifierSettings(), ClassifierStats(), clock)
+    waiting = GuardedClassifier(ScriptedClassifier(clock, AGENT), ClassifierSettings(), ClassifierStats(), clock,
+                                protect=False)
+    assert (protected.classify_now(request()), waiting.classify_now(request())) == (None, None)
+
+
+@pytest.mark.parametrize("value", [None, 0, 12, -3, 0.0, 0.125, 1e-3, 1234.567, 1e16, 1e-7, float("nan"), 'x"y', "é",
+                                   True, False, "a\nb"])
+def test_a_line_value_is_written_as_the_json_encoder_writes_it(value: object) -> None:
+    from stickyroute.classifier.guard import _ENCODE, _json
+
+    assert _json(value) == _ENCODE(value)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from stickyroute.forwarding.headers import (
+    CACHED_PEERS,
     HOP_BY_HOP,
     TrustedProxies,
     delivery_headers,
@@ -201,6 +202,18 @@ def test_is_trusted(ip: str, expected: bool) -> None:
     cidrs = ["127.0.0.0/8", "::1/128", "10.0.0.0/16"]
     assert is_trusted(ip, cidrs) is expected
     assert is_trusted(ip, TrustedProxies.from_cidrs(cidrs)) is expected
+
+
+def test_trusted_proxies_cache_answers_and_starts_over_when_full() -> None:
+    """The peer check is cached per address (same answers as parsing each time), at most
+    CACHED_PEERS addresses before the cache starts over."""
+    trusted = TrustedProxies.from_cidrs(["10.0.0.0/16"])
+    assert [("10.0.0.5" in trusted), ("10.0.0.5" in trusted), ("10.1.0.5" in trusted)] == [True, True, False]
+    assert trusted._seen == {"10.0.0.5": True, "10.1.0.5": False}
+    for i in range(CACHED_PEERS):
+        assert (f"10.0.{i // 256}.{i % 256}" in trusted) is True
+    assert trusted._seen == {"10.0.15.255": True}  # full after 4,094 new addresses: started over
+    assert ("10.1.0.5" in trusted) is False
 
 
 def test_trusted_proxies_reject_a_non_network() -> None:

@@ -1,20 +1,22 @@
-"""The forwarding leg when things go wrong: every aiohttp error translated in one place (the whole
-public exception tree), refused / slow / oversized replies, pools released after aborted
-requests (T34), one pool per agent."""
+"""The forwarding leg when things go wrong: every foreign error the exchange can meet translated in
+one place (httptools' whole public exception tree, every built-in OSError and every ssl error, in
+both phases), refused / slow / oversized replies, pools released after aborted requests (T34),
+one pool per agent."""
 
 from __future__ import annotations
 
 import asyncio
+import builtins
 import inspect
 import ssl
-from types import SimpleNamespace
 
-import aiohttp
+import httptools
 import pytest
 
 from stickyroute.config.model import UpstreamSettings
 from stickyroute.errors import UpstreamConnectError, UpstreamError, UpstreamTimeout
-from stickyroute.forwarding.leg import Leg, translate
+from stickyroute.forwarding.exchange import EarlyClose, translate
+from stickyroute.forwarding.leg import Leg
 from stickyroute.reply import Reply
 from tests.forwarding.leg_helpers import HANG_GUARD_S, SERVER, TELEGRAM_UPDATE, _closed_port, agent, forward, inbound
 from tests.upstreams import RecordingUpstream
@@ -22,57 +24,60 @@ from tests.upstreams import RecordingUpstream
 # --- the exception tree ------------------------------------------------------------------------------
 
 CONNECT, TIMEOUT, OTHER = UpstreamConnectError, UpstreamTimeout, UpstreamError
-EXPECTED: dict[str, type[UpstreamError]] = {
-    "ClientConnectorError": CONNECT, "ClientConnectorDNSError": CONNECT, "ClientConnectorSSLError": CONNECT,
-    "ClientConnectorCertificateError": CONNECT, "ClientProxyConnectionError": CONNECT, "ClientSSLError": CONNECT,
-    "ConnectionTimeoutError": CONNECT,
-    "ServerTimeoutError": TIMEOUT, "SocketTimeoutError": TIMEOUT,
-    "ClientError": OTHER, "ClientConnectionError": OTHER, "ClientConnectionResetError": OTHER, "ClientOSError": OTHER,
-    "ClientPayloadError": OTHER, "ClientResponseError": OTHER, "ClientHttpProxyError": OTHER, "ContentTypeError": OTHER,
-    "TooManyRedirects": OTHER, "WSServerHandshakeError": OTHER, "InvalidURL": OTHER, "InvalidUrlClientError": OTHER,
-    "InvalidUrlRedirectClientError": OTHER, "NonHttpUrlClientError": OTHER, "NonHttpUrlRedirectClientError": OTHER,
-    "RedirectClientError": OTHER, "ServerConnectionError": OTHER, "ServerDisconnectedError": OTHER,
-    "ServerFingerprintMismatch": OTHER, "UploadAbortedError": OTHER,
-}
-"""Every public aiohttp client error and where it lands: cannot connect 502, too slow 504, else 502."""
 
 
-def _public_client_errors() -> dict[str, type[BaseException]]:
-    return {name: value for name in aiohttp.__all__ if inspect.isclass(value := getattr(aiohttp, name))
-            and issubclass(value, (aiohttp.ClientError, TimeoutError))}
+def _foreign_errors() -> dict[str, type[BaseException]]:
+    """Every exception the exchange can meet: httptools' public errors, every built-in OSError
+    (socket errors, resets, refusals, DNS `socket.gaierror`), every ssl error, our EarlyClose."""
+    found: dict[str, type[BaseException]] = {}
+    for name in httptools.__all__:
+        value = getattr(httptools, name)
+        if inspect.isclass(value) and issubclass(value, BaseException):
+            found[f"httptools.{name}"] = value
+    for name in dir(builtins):
+        value = getattr(builtins, name)
+        if inspect.isclass(value) and issubclass(value, OSError):
+            found[name] = value
+    for name in dir(ssl):
+        value = getattr(ssl, name)
+        if inspect.isclass(value) and issubclass(value, OSError) and not name.startswith("_"):
+            found[f"ssl.{name}"] = value
+    import socket
+    found["socket.gaierror"] = socket.gaierror
+    found["EarlyClose"] = EarlyClose
+    return found
 
 
-def _instance(cls: type[BaseException]) -> BaseException:
-    """An instance built the way aiohttp builds it."""
-    key = SimpleNamespace(host="up", port=1, ssl=False, is_ssl=False)
-    if issubclass(cls, aiohttp.ClientConnectorCertificateError):
-        return cls(key, ssl.SSLCertVerificationError("bad cert"))
-    if issubclass(cls, aiohttp.ClientConnectorDNSError):
-        return cls(key, OSError(-2, "Name or service not known"))
-    if issubclass(cls, aiohttp.ClientConnectorError):
-        return cls(key, OSError(111, "refused"))
-    if issubclass(cls, aiohttp.ServerFingerprintMismatch):
-        return cls(b"expected", b"got", "up", 1)
-    if issubclass(cls, aiohttp.ClientResponseError):
-        return cls(SimpleNamespace(real_url="http://up"), (), status=400)
-    if issubclass(cls, aiohttp.InvalidURL):
-        return cls("http://[up")
-    return cls("failed")
+def _expected(name: str, cls: type[BaseException], connecting: bool) -> type[UpstreamError]:
+    """While connecting every OSError (ssl and DNS included) and a timeout are "unreachable";
+    during the exchange a timeout is 504 and everything else (parser errors, resets, an early
+    close) a plain 502."""
+    if issubclass(cls, TimeoutError):
+        return CONNECT if connecting else TIMEOUT
+    if connecting and issubclass(cls, OSError):
+        return CONNECT
+    return OTHER
 
 
-def test_the_mapping_covers_exactly_aiohttps_public_client_errors() -> None:
-    assert set(_public_client_errors()) == set(EXPECTED)
+def test_the_tree_covers_httptools_public_errors_and_the_os_and_ssl_families() -> None:
+    names = set(_foreign_errors())
+    assert {"httptools.HttpParserError", "httptools.HttpParserCallbackError", "httptools.HttpParserInvalidStatusError",
+            "httptools.HttpParserInvalidMethodError", "httptools.HttpParserInvalidURLError",
+            "httptools.HttpParserUpgrade", "ConnectionRefusedError", "ConnectionResetError", "TimeoutError",
+            "ssl.SSLError", "ssl.SSLCertVerificationError", "socket.gaierror", "EarlyClose"} <= names
 
 
-@pytest.mark.parametrize("name", sorted(EXPECTED))
-def test_every_aiohttp_client_error_is_translated(name: str) -> None:
-    exc = _instance(getattr(aiohttp, name))
-    assert type(translate(exc)) is EXPECTED[name]
+@pytest.mark.parametrize("connecting", [True, False], ids=["connecting", "exchange"])
+@pytest.mark.parametrize("name", sorted(_foreign_errors()))
+def test_every_foreign_error_is_translated(name: str, connecting: bool) -> None:
+    cls = _foreign_errors()[name]
+    exc = cls("failed")
+    assert type(translate(exc, connecting=connecting)) is _expected(name, cls, connecting)
 
 
-@pytest.mark.parametrize(("raised", "expected"), [(TimeoutError(), TIMEOUT), (TimeoutError(), TIMEOUT)])
-def test_asyncio_deadlines_are_timeouts(raised: BaseException, expected: type[UpstreamError]) -> None:
-    assert type(translate(raised)) is expected
+def test_an_error_of_the_tree_passes_through_translate_unchanged() -> None:
+    error = UpstreamTimeout("already ours")
+    assert translate(error) is error
 
 
 # --- on the wire -------------------------------------------------------------------------------------
@@ -81,7 +86,7 @@ def test_asyncio_deadlines_are_timeouts(raised: BaseException, expected: type[Up
 async def test_connection_refused_is_upstream_connect_error(leg: Leg) -> None:
     with pytest.raises(UpstreamConnectError) as caught:
         await forward(leg, f"http://127.0.0.1:{_closed_port()}")
-    assert (caught.value.status_code, type(caught.value.__cause__)) == (502, aiohttp.ClientConnectorError)
+    assert (caught.value.status_code, type(caught.value.__cause__)) == (502, ConnectionRefusedError)
 
 
 async def test_read_timeout_is_upstream_timeout(upstream: RecordingUpstream) -> None:
@@ -93,7 +98,7 @@ async def test_read_timeout_is_upstream_timeout(upstream: RecordingUpstream) -> 
         await upstream.until_requests(1)
     finally:
         await leg.aclose()
-    assert (caught.value.status_code, type(caught.value.__cause__)) == (504, aiohttp.SocketTimeoutError)
+    assert (caught.value.status_code, type(caught.value.__cause__)) == (504, TimeoutError)
 
 
 @pytest.mark.parametrize("url", ["http://up-billing:8002/p\x00", "http://[::1/x", "http://up-billing:8002/\u2603"])
@@ -143,7 +148,7 @@ async def test_t34_cancelled_forwards_and_timeouts_release_the_pool(upstream: Re
         for _ in range(5):
             with pytest.raises(UpstreamTimeout) as caught:
                 await forward(leg, upstream)
-            assert type(caught.value.__cause__) is aiohttp.SocketTimeoutError  # reached the upstream, not a pool wait
+            assert type(caught.value.__cause__) is TimeoutError  # reached the upstream, not a pool wait
         await upstream.until_requests(before + 5)
 
         upstream.respond()

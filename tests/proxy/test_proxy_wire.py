@@ -9,11 +9,13 @@ import socket
 from collections.abc import AsyncIterator, Iterator
 
 import httpx
+import pytest
 
 from stickyroute.config import load_config
 from stickyroute.config.model import UpstreamSettings
 from stickyroute.server.service import Service
 from tests.proxy.harness import sha, telegram_text, upstream_set, write_config
+from tests.server.listeners import serving
 from tests.upstreams import serve_app
 
 GUARD_S = 10.0
@@ -24,6 +26,19 @@ def running_proxy(config) -> Iterator[tuple[str, Service]]:
     service = Service(config, env={})
     with serve_app(service.public_app(), lifespan="on") as base:
         yield base, service
+
+
+@contextlib.contextmanager
+def running_edge_proxy(config) -> Iterator[tuple[str, Service]]:
+    """The proxy on its own webhook listener (`EdgeProtocol`, as `serve` runs it)."""
+    service = Service(config, env={})
+    with serving(service) as (public, _admin):
+        yield f"http://{public.address[0]}:{public.address[1]}", service
+
+
+RUNNERS = {"uvicorn": running_proxy, "edge": running_edge_proxy}
+"""A plain uvicorn (the hang-up read from `receive`) and the proxy's own listener (reported by
+the connection itself)."""
 
 
 def raw_request(base: str, head: bytes, body: bytes = b"") -> bytes:
@@ -149,15 +164,16 @@ async def test_clients_that_disconnect_early_release_upstream_connections(tmp_pa
         assert len(ups["general"].requests) <= 21
 
 
-async def test_a_platform_that_hangs_up_cancels_the_upstream_request_and_its_retry_is_forwarded(tmp_path):
+@pytest.mark.parametrize("listener", sorted(RUNNERS))
+async def test_a_platform_that_hangs_up_cancels_the_upstream_request_and_its_retry_is_forwarded(tmp_path, listener):
     """Issue #10: the upstream request is cancelled when the platform's connection goes away (its
     pooled connection closes while the agent still hangs); the delivery is released, so the
-    platform's retry is forwarded again."""
+    platform's retry is forwarded again. On both a plain uvicorn and the proxy's own listener."""
     body = telegram_text(7, "hello there")
     with upstream_set("general") as ups:
         ups["general"].respond(hang=True)
         config = write_config(tmp_path, ups)
-        with running_proxy(config) as (base, service):
+        with RUNNERS[listener](config) as (base, service):
             with _sent(base, body):
                 await ups["general"].until_requests(1)
             assert await ups["general"].until_open_connections_at_most(0) == 0

@@ -140,10 +140,10 @@ async def test_a_pool_is_closed_only_when_no_config_still_serving_uses_it(tmp_pa
             path.write_text(path.read_text().replace("timeout_s = 5.0", "timeout_s = 6.0"))
             await op.api("POST", "/v1/reload")  # a new leg; the second config is idle at once
             await _until(lambda: second not in op.service._retired)
-            shared_open = not first.leg.pools._sessions["general"].closed  # type: ignore[attr-defined]
+            shared_open = not first.leg.pools._pools["general"].closed  # type: ignore[attr-defined]
             ups["general"].release()
             reply = await asyncio.wait_for(slow, GUARD_S)
             await asyncio.wait_for(asyncio.gather(*op.service.retiring), GUARD_S)
-            closed = first.leg.pools._sessions == {}  # type: ignore[attr-defined]
+            closed = first.leg.pools._pools == {}  # type: ignore[attr-defined]
     assert (second.leg is first.leg, op.service.runtime.leg is not first.leg) == (True, True)
     assert (shared_open, reply.status_code, closed) == (True, 200, True)

@@ -172,3 +172,16 @@ def test_top_agent(scores: dict[str, int], expected: tuple[str | None, int, int]
 )
 def test_words_are_the_same_on_the_ascii_fast_path_and_the_regex_path(folded: str, expected: list[str]) -> None:
     assert (words(folded), _WORD.findall(folded)) == (expected, expected)
+
+
+def test_the_last_text_scored_is_remembered_and_each_caller_gets_its_own_dict() -> None:
+    """The engine and the keyword classifier score a first message one after the other: the
+    second asks the same text and gets equal scores, never the same dict."""
+    scorer = KeywordScorer((OPS, CAFE, CJK))
+    first = scorer.scores("the deploy failed on the server")
+    first["ops"] = -1  # a caller's own change never reaches the next caller
+    again = scorer.scores("the deploy failed on the server")
+    other = scorer.scores("a latte please")
+    assert (again, again is not first, scorer.decisive("the deploy failed on the server")) == (
+        {"ops": 7}, True, {"ops": 7})
+    assert other == score("a latte please") == {}
