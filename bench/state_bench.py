@@ -10,7 +10,10 @@ on STICKYROUTE_BENCH_REDIS_URL (default redis://127.0.0.1:6379/0) under a privat
 is deleted at the end. Redis round trips are counted on the server: `INFO commandstats` call
 deltas (every state step is one EVALSHA; a Telegram update has one delivery key, so no pipeline
 carries more than one call) divided by the requests wrk completed. Redis CPU per request comes
-from `INFO cpu` deltas. Output: stdout and results/state_bench.md (ignored by git).
+from `INFO cpu` deltas. Then instructions per routed request on each backend under callgrind
+(`bench/icount.py --redis`, one keep-alive connection; `--no-icount` skips it: it takes minutes), and the
+two ratios the targets name: Redis over memory in instructions (target <= 1.3) and in proxy CPU at
+16 connections (target <= 1.2). Output: stdout and results/state_bench.md (ignored by git).
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from redis import Redis
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+import icount  # noqa: E402  (bench/icount.py: instructions per routed request)
 import run  # noqa: E402  (bench/run.py: stub, wrk, process helpers)
 
 OUT = run.ROOT / "results" / "state_bench.md"
@@ -123,6 +127,8 @@ def main() -> int:
     ap.add_argument("--duration", type=float, default=5.0)
     ap.add_argument("--warmup", type=float, default=1.0)
     ap.add_argument("--rounds", type=int, default=2, help="memory / redis pairs, alternated (the machine is shared)")
+    ap.add_argument("--no-icount", dest="icount", action="store_false", help="skip the callgrind counts")
+    ap.add_argument("--icount-n", type=int, default=1000, help="requests counted (after as many warm-up ones)")
     args = ap.parse_args([] if __name__ != "__main__" else None)
     url = os.environ.get("STICKYROUTE_BENCH_REDIS_URL", "redis://127.0.0.1:6379/0")
     client = Redis.from_url(url)
@@ -151,6 +157,12 @@ def main() -> int:
         procs.items = stub_procs
         sizes = capacity(client, prefix)
         bench = redis_benchmark(url)
+        if args.icount:
+            for backend in ("memory", "redis"):
+                rows[f"icount {backend}"] = {"instructions": icount.measure(run.ROOT, "bench", False, backend == "redis",
+                                                                            args.icount_n, args.icount_n)}
+                print(f"state bench: {backend}: {rows[f'icount {backend}']['instructions'] / 1000:,.0f}k "
+                      "instructions per routed request", file=sys.stderr)
     finally:
         procs.stop_all()
         for name in client.scan_iter(match=prefix + "*", count=1000):
@@ -174,6 +186,9 @@ def render(rows: dict[str, dict[str, float]], sizes: dict[str, float], bench: di
              f"({os.cpu_count()} cores; load generator cpu1, stub + proxy cpu0).", "",
              "| backend | req/s | vs memory | p50 ms | p99 ms | proxy CPU µs/req | Redis round trips/req | "
              "Redis CPU µs/req | errors | fell back to memory |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    counted = {label.removeprefix("icount "): r.pop("instructions") for label, r in list(rows.items())
+               if label.startswith("icount ")}
+    rows = {label: r for label, r in rows.items() if not label.startswith("icount ")}
     for label, r in rows.items():
         rt = f"{r['round_trips']:.2f}" if "round_trips" in r else "-"
         rc = f"{r['redis_cpu_us']:.0f}" if "redis_cpu_us" in r else "-"
@@ -193,6 +208,15 @@ def render(rows: dict[str, dict[str, float]], sizes: dict[str, float], bench: di
               f"answer {sizes.get('d', 0):.0f} B (this bench's 11-byte answer).",
               f"- redis-benchmark, {CONNS} connections, pipeline 1: " + ", ".join(
                   f"{k} {v:,.0f} req/s" for k, v in bench.items()) + "."]
+    cpu_memory = [r["cpu_us"] for label, r in rows.items() if label.startswith("memory")]
+    cpu_redis = [r["cpu_us"] for label, r in rows.items() if label.startswith("redis, 1 worker")]
+    lines.append(f"- Proxy CPU per routed request at {CONNS} connections: Redis "
+                 f"{sum(cpu_redis) / len(cpu_redis):,.0f} µs against memory {sum(cpu_memory) / len(cpu_memory):,.0f} µs: "
+                 f"**{sum(cpu_redis) / len(cpu_redis) / (sum(cpu_memory) / len(cpu_memory)):.2f}x** (target <= 1.2x).")
+    if counted:
+        lines.append(f"- Instructions per routed request (callgrind, one connection): Redis "
+                     f"{counted['redis'] / 1000:,.0f}k against memory {counted['memory'] / 1000:,.0f}k: "
+                     f"**{counted['redis'] / counted['memory']:.2f}x** (target <= 1.3x).")
     return "\n".join(lines) + "\n"
 
 

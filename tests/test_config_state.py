@@ -40,6 +40,11 @@ def test_when_unavailable_is_memory_or_refuse(tmp_path: Path, choice: str) -> No
     assert config.state.when_unavailable == choice
 
 
+def test_a_delivery_claim_is_a_five_second_lease_by_default(tmp_path: Path) -> None:
+    config = load_config(write(tmp_path, 'backend = "redis"\nclaim_lease_s = 2.5\n'), env={})
+    assert (StateSettings().claim_lease_s, config.state.claim_lease_s) == (5.0, 2.5)
+
+
 def test_a_full_redis_table_with_an_environment_url(tmp_path: Path) -> None:
     config = load_config(write(tmp_path, 'backend = "redis"\nurl = "${REDIS_URL}"\nkey_prefix = "team-a:"\n'
                                          "op_timeout_ms = 80\n"),
@@ -61,6 +66,8 @@ def test_a_full_redis_table_with_an_environment_url(tmp_path: Path) -> None:
         ('key_prefix = "a{b}:"', "state.key_prefix: must not contain { or } (Redis Cluster hash tags are the first "
                                  "{...} of a key)"),
         ("op_timeout_ms = 0", "state.op_timeout_ms: must be > 0, got 0"),
+        ("claim_lease_s = 0", "state.claim_lease_s: must be > 0, got 0"),
+        ('claim_lease_s = "5"', 'state.claim_lease_s: expected a number, got the string "5"'),
         ('when_unavailable = "drop"', 'state.when_unavailable: expected one of memory, refuse; got "drop"'),
         ('url = "${NO_SUCH_VAR}"', "state.url: environment variable NO_SUCH_VAR is not set"),
         ("op_timeout = 5", 'state.op_timeout: unknown key (did you mean "op_timeout_ms"?)'),

@@ -5,19 +5,23 @@ from __future__ import annotations
 from bench.ledger.book import Counts
 from bench.ledger.scenarios import Row
 
-FAULT_HEADER = ("| scenario | sent | acknowledged | delivered once | duplicates | lost | pending | retried "
-                "| misrouted | p50 / p99 ms | verdict |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+FAULT_HEADER = ("| scenario | sent | acknowledged | delivered once | duplicates | outside the rule | lost | pending "
+                "| retried | misrouted | p50 / p99 ms | verdict |\n"
+                "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
 
 
 def fault_line(row: Row) -> str:
     if row.counts is None:
-        return f"| {row.scenario} | | | | | | | | | | {row.note} |"
+        return f"| {row.scenario} | | | | | | | | | | | {row.note} |"
     c = row.counts
     verdict = "ok" if row.ok else "FAILED"
     if row.scenario == "proxy_killed_memory":
         verdict += f" (a restart cost {c.duplicated} duplicate(s))"
-    return (f"| {row.scenario} | {c.sent} | {c.acknowledged} | {c.delivered_once} | {c.duplicated} | {c.lost} "
-            f"| {c.pending} | {c.retried} | {c.misrouted} | {c.p50_ms:.1f} / {c.p99_ms:.1f} | {verdict} |")
+    elif row.broken is not None:
+        verdict += f" ({c.duplicated} in flight at the kill, each to one agent)"
+    return (f"| {row.scenario} | {c.sent} | {c.acknowledged} | {c.delivered_once} | {c.duplicated} "
+            f"| {row.outside_rule} | {c.lost} | {c.pending} | {c.retried} | {c.misrouted} "
+            f"| {c.p50_ms:.1f} / {c.p99_ms:.1f} | {verdict} |")
 
 
 def fault_table(rows: list[Row]) -> str:

@@ -8,6 +8,7 @@
     when_unavailable = "memory"     # memory | refuse: what deliveries get during a Redis outage
     delivery_ttl_hours = 24         # answered deliveries remembered (both backends)
     delivery_log_max_bytes = 67108864   # memory backend: stored answers' total size bound
+    claim_lease_s = 5               # a delivery claim's lease, renewed while its forward runs
     mode = "single"                 # single | cluster (url: any seed node) | sentinel:
     sentinels = ["10.0.0.1:26379", "10.0.0.2:26379"]   # mode = "sentinel" only
     master = "mymaster"                                 # mode = "sentinel" only
@@ -150,5 +151,8 @@ def read_state(table: Table | None) -> StateSettings:
     max_bytes = table.integer("delivery_log_max_bytes", minimum=1)
     if max_bytes is not None:
         values["delivery_log_max_bytes"] = max_bytes
+    lease_s = table.number("claim_lease_s", positive=True)
+    if lease_s is not None:
+        values["claim_lease_s"] = lease_s
     _read_topology(table, values)
     return StateSettings(**values)  # type: ignore[arg-type]

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from stickyroute.config.choices import ChannelType
 from stickyroute.config.key_docs_edge import EDGE_DESCRIPTIONS
+from stickyroute.config.key_docs_state import STATE_DESCRIPTIONS
 
 __all__ = ["DESCRIPTIONS", "FIELDS", "INTRO", "TABLES", "Doc", "Table"]
 
@@ -193,29 +194,11 @@ DESCRIPTIONS: dict[str, str | Doc] = {
                                    "stays (`classifier_budget`).",
     "classifier.breaker_failures": "Consecutive failures that open the circuit breaker.",
     "classifier.breaker_cooldown_s": "How long an open breaker skips the classifier before one trial call.",
-    # [state]
-    "state.backend": "`memory`: this process only (one worker); `redis`: shared by every replica and `serve --workers "
-                     "N`.",
-    "state.url": "The Redis server: `redis://[user:password@]host:6379/0`, `rediss://` (TLS) or `unix:///path`; "
-                 "`\"${REDIS_URL}\"` works; the password never appears in logs.",
-    "state.key_prefix": "Prefix of every Redis key (several deployments can share one Redis); no `{` or `}`.",
-    "state.op_timeout_ms": "How long one Redis operation may take, counted in the event loop's free time (a busy "
-                           "process does not make Redis late). Past it, while Redis is up: a delivery answers 503 "
-                           "(the platform retries), a routing decision uses the route this process last saw.",
-    "state.when_unavailable": "During a Redis outage (refused, reset, or late and no answer to a ping): `memory` "
-                              "keeps serving from this process's memory (at-least-once, routes not shared); `refuse` "
-                              "answers deliveries 503 so the platforms hold them until Redis is back.",
-    "state.delivery_ttl_hours": "How long answered deliveries are remembered: a platform retry within it gets the "
-                                "stored answer (Telegram retries for about a day, Meta up to 7 days).",
-    "state.mode": "How Redis is deployed: `single` (one server at `url`), `cluster` (Redis Cluster; `url` is any seed "
-                  "node, the others are discovered) or `sentinel` (the master named `master`, found through "
-                  "`sentinels` and followed after a failover; `url` gives its scheme, password and database).",
+    **STATE_DESCRIPTIONS,  # [state] (key_docs_state.py)
     "state.sentinels": Doc("`mode = \"sentinel\"`: the sentinels' addresses, `[\"10.0.0.1:26379\", "
                            "\"10.0.0.2:26379\"]`.", "array of \"host:port\"", "none"),
     "state.master": Doc("`mode = \"sentinel\"`: the master's name as the sentinels monitor it (`sentinel monitor "
                         "NAME ...`).", "string", "none"),
-    "state.delivery_log_max_bytes": "Memory backend: bound of the stored answers (bytes); the least recently used are "
-                                    "forgotten first.",
     # [hints]
     "hints.secret": "HMAC key of the conversation tokens, e.g. `\"${STICKYROUTE_HINT_SECRET}\"`; set it, the same on "
                     "every replica, whenever an agent has a token. None: a random secret per process.",

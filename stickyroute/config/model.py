@@ -189,6 +189,11 @@ class StateSettings:
     delivery_log_max_bytes: int = 64 * MIB
     """Memory backend: bound of the stored answers' total size (bytes); past it the least recently
     used answers are forgotten first, and a retry of a forgotten delivery is forwarded again."""
+    claim_lease_s: float = 5.0
+    """Redis backend: how long a delivery claim (and the conversation an attempt holds) lives
+    without renewal (seconds). An attempt renews it every third of it while it forwards, so a
+    replica that died frees its deliveries this long after its last renewal and the platform's
+    retry is forwarded again, to the agent of the first decision."""
     mode: str = "single"
     """How Redis is deployed: `single` (one server at `url`), `cluster` (Redis Cluster; `url` is any
     seed node) or `sentinel` (the master named `master`, found through `sentinels`; `url` gives

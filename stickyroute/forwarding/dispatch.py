@@ -3,6 +3,8 @@
     inbound ─▶ adapter.handshake? ─▶ adapter.authenticate ─▶ adapter.parse ─▶ DeliveryLog.claim
             ─▶ Router.decide per item (first decisions reused; `lanes`) ─▶ one body, or adapter.split
                per agent ─▶ Leg.forward ─▶ DeliveryLog.complete | fail ─▶ Reply
+One message of a known conversation: two state steps (`forwarding/single.py`). Claims are renewed
+while their attempt runs (`Keeper`); first decisions are kept before the forward (`note`).
 
 Knows no platform: every platform question goes to the channel's adapter (`stickyroute.channels`).
 One path for one or many envelopes. Reads the wall clock once per request (and a monotonic timer
@@ -33,16 +35,19 @@ from stickyroute import clock as clocks
 from stickyroute.channels import ADAPTERS, BodyPart, ChannelAdapter, Request, SplitError
 from stickyroute.config.model import Agent, Channel, Config
 from stickyroute.core.delivery import DecisionMemo, DeliveryKey
+from stickyroute.core.route import ConversationKey
 from stickyroute.errors import UnparsedUpdate, UpstreamError, UpstreamTimeout
 from stickyroute.forwarding.claims import claim_all
 from stickyroute.forwarding.headers import delivery_headers
 from stickyroute.forwarding.inbound import Inbound
+from stickyroute.forwarding.keepalive import Keeper
 from stickyroute.forwarding.lanes import run_lanes
 from stickyroute.forwarding.late import LateAnswers
 from stickyroute.forwarding.leg import REPLY_DROPPED, Forwarding
-from stickyroute.forwarding.offload import chunks, offload
-from stickyroute.forwarding.pending import Item, Pending, deliveries_of, memos_of, merged
+from stickyroute.forwarding.offload import offload
+from stickyroute.forwarding.pending import Item, Pending, deliveries_of, merged
 from stickyroute.forwarding.replies import answer_of, redelivered, summary, text_reply, unconfirmed
+from stickyroute.forwarding.single import deliver_one
 from stickyroute.hints import AgentSignals
 from stickyroute.observe import Accounting
 from stickyroute.reply import Reply
@@ -52,6 +57,7 @@ from stickyroute.routing.engine import Decision
 from stickyroute.routing.envelope import Envelope
 from stickyroute.routing.router import Router
 from stickyroute.state.base import Claim, ClaimState, DeliveryLog, DeliveryUnconfirmed
+from stickyroute.state.steps import DeliverySteps
 
 log = logging.getLogger("stickyroute.dispatch")
 CUT_STATUS = 503
@@ -78,15 +84,13 @@ class Dispatcher:
     def __init__(self, config: Config, router: Router, deliveries: DeliveryLog, leg: Forwarding,
                  clock: Callable[[], float], recorder: RecordHook | None = None, settle_s: float | None = None,
                  accounting: Accounting | None = None, timer: Callable[[], float] = clocks.monotonic,
-                 signals: AgentSignals | None = None) -> None:
-        self.config = config
+                 signals: AgentSignals | None = None, steps: DeliverySteps | None = None,
+                 lease_s: float | None = None) -> None:
+        self.config, self.steps, self.keeper = config, steps, Keeper(deliveries, clock, lease_s)
         self.router = router
         self.deliveries = deliveries
-        self.leg = leg
-        self.clock = clock
-        self.timer = timer
-        self.recorder = recorder
-        self.late = LateAnswers(deliveries, clock)
+        self.leg, self.clock, self.timer, self.recorder = leg, clock, timer, recorder
+        self.late = LateAnswers(deliveries, clock, self.keeper)
         self.accounting = accounting if accounting is not None else Accounting(CollectorRegistry(), clock)
         self.signals = signals if signals is not None else AgentSignals(config, router,
                                                                         released=self.accounting.released)
@@ -144,12 +148,25 @@ class Dispatcher:
                        envelopes: Sequence[Envelope], now: float, pending: Pending) -> Reply:
         """Claim the envelopes' deliveries, forward the ones this request holds, answer."""
         keys = [(channel.name, i) for i in adapter.delivery_ids(envelopes, inbound.body)]
-        distinct = list(dict.fromkeys(keys))
+        conversation = self.router.lane(channel.name, envelopes[0]) if len(envelopes) == 1 else None
         try:
-            claims = await claim_all(self.deliveries, distinct, now, self.settle_s)
+            if self.steps is not None and isinstance(conversation, ConversationKey):
+                return await deliver_one(self, adapter, channel, inbound, envelopes[0], keys[0], conversation, now,
+                                         pending)
+            claims = await claim_all(self.deliveries, list(dict.fromkeys(keys)), now, self.settle_s)
         except DeliveryUnconfirmed:  # counted and logged (a summary line) by the state's health
             pending.verdict = Decision("", STATE_UNAVAILABLE)
             return unconfirmed()
+        stop = self.keeper.hold(list(claims))  # renews only the claims this process holds
+        try:
+            return await self._settled(adapter, channel, inbound, envelopes, keys, claims, now, pending)
+        finally:
+            stop()
+
+    async def _settled(self, adapter: ChannelAdapter, channel: Channel, inbound: Inbound,
+                       envelopes: Sequence[Envelope], keys: list[DeliveryKey], claims: dict[DeliveryKey, Claim],
+                       now: float, pending: Pending) -> Reply:
+        """Forward the items whose claims this request holds (the others are answered), answer."""
         if any(c.local for c in claims.values()):
             pending.state = "memory"
         owned = [k for k, c in claims.items() if c.state is ClaimState.FIRST]
@@ -184,11 +201,15 @@ class Dispatcher:
             for key in keys:
                 memo = claims[key].memo
                 decisions.append(next(made) if key in mine else Decision(memo.agent, memo.reason) if memo else None)
+            kept = {k: DecisionMemo(d.agent, d.reason) for _e, d, k in items  # Layer 1's decide alike
+                    if d.conversation is not None and claims[k].memo is None and self.keeper.period_s}
+            if kept:  # a shared backend: the first decisions outlive this process
+                await self.deliveries.note(kept, now)
             attempts = {k: claims[k].attempt for k in owned}
             reply = await self._send(adapter, channel, inbound, items, len(envelopes), outcomes, lates, now, attempts)
         finally:
             memos = {key: DecisionMemo(d.agent, d.reason) for _e, d, key in items}
-            await self._end(owned, outcomes, memos, now, lates)
+            await self.late.end(owned, outcomes, memos, now, lates)
         if len(outcomes) == len(owned) and not earlier and len({id(r) for r in outcomes.values()}) == 1:
             return reply
         return summary(list({id(r): r for r in outcomes.values()}.values()) + earlier)
@@ -273,28 +294,6 @@ class Dispatcher:
         self.accounting.upstream(agent.name, self.timer() - started, "too_large" if dropped else None)
         return await self.signals.from_reply(channel.name, agent.name, conversation, reply,
                                              now if now is not None else self.clock())
-
-    async def _end(self, owned: list[DeliveryKey], outcomes: dict[DeliveryKey, Reply],
-                   memos: dict[DeliveryKey, DecisionMemo], now: float, lates: _Lates) -> None:
-        """Complete the keys whose part got a 2xx, fail the others (None: no answer at all); the
-        keys of a part still awaited after its 504 stay in flight until its late answer."""
-        by_reply: dict[int, tuple[Reply, list[DeliveryKey]]] = {}
-        for key, reply in outcomes.items():
-            by_reply.setdefault(id(reply), (reply, []))[1].append(key)
-        for reply, keys in by_reply.values():
-            exchange = lates.get(keys[0])
-            if exchange is not None:
-                self.late.watch(exchange, keys, memos_of(keys, memos))
-                continue
-            async for chunk in chunks(keys):
-                if reply.ok:
-                    await self.deliveries.complete(chunk, reply, now, memos_of(chunk, memos))
-                else:
-                    await self.deliveries.fail(chunk, reply, now, memos_of(chunk, memos))
-        unanswered = [k for k in owned if k not in outcomes]
-        if unanswered:
-            async for chunk in chunks(unanswered):
-                await self.deliveries.fail(chunk, None, now, memos_of(chunk, memos))
 
 
 _WHAT = {"timeout": "timed out", "refused": "unreachable", "pool_exhausted": "has no free connection"}

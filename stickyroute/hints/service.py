@@ -18,10 +18,12 @@ API answers:
 
 from __future__ import annotations
 
+import functools
 import hmac
 import json
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
+from contextvars import ContextVar
 from typing import Any
 
 from stickyroute.config.model import Agent, Config
@@ -36,6 +38,10 @@ from stickyroute.routing.signals import Ignored, Released, Signal, SignalKind
 __all__ = ["CONVERSATION_HEADER", "AgentSignals"]
 
 log = logging.getLogger("stickyroute.hints")
+DEFERRED: ContextVar[list[Callable[[], Awaitable[None]]] | None] = ContextVar("stickyroute_deferred_signals",
+                                                                              default=None)
+"""Set by a forward that holds its conversation until the update ends (`forwarding.single`): the
+signals of its reply are collected there and applied after the decision is written."""
 CONVERSATION_HEADER = b"x-stickyroute-conversation"
 Json = dict[str, Any]
 _KINDS = {k.value: k for k in SignalKind}
@@ -82,9 +88,15 @@ class AgentSignals:
                 self._log(channel, None, signal, Ignored(why), now)
                 continue
             digest = conversation.key.digest()
-            self._log(channel, digest, signal, await self.router.signal(channel, digest, conversation.version,
-                                                                        signal, now), now)
+            later = DEFERRED.get()
+            if later is not None:  # the forward still holds the conversation: applied once it ends
+                later.append(functools.partial(self._apply, channel, digest, conversation.version, signal, now))
+                continue
+            await self._apply(channel, digest, conversation.version, signal, now)
         return relayed
+
+    async def _apply(self, channel: str, digest: str, version: float, signal: Signal, now: float) -> None:
+        self._log(channel, digest, signal, await self.router.signal(channel, digest, version, signal, now), now)
 
     async def from_api(self, authorization: str | None, body: bytes, now: float) -> tuple[int, Json]:
         """Answer `POST /v1/hints` (see the module docstring)."""

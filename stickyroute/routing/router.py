@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Hashable, Mapping
+from dataclasses import dataclass
 
 from stickyroute.classifier.base import Candidate, Classification, ClassificationRequest, Classifier, Outcome
 from stickyroute.config.model import Config
@@ -50,6 +51,18 @@ from stickyroute.routing.rules import ChannelRules
 from stickyroute.routing.signals import Ignored, Released, Signal, apply_signal
 from stickyroute.state.base import ConversationState, Lease, LeaseTimeout, RouteUnavailable
 from stickyroute.state.budget import MemorySwitchBudget, SwitchBudget
+from stickyroute.state.steps import Writes
+
+
+@dataclass(frozen=True, slots=True)
+class Held:
+    """A decision made under a lease the caller holds (`Router.decide_held`): the decision, the
+    writes its conversation still needs, and whether a permit or the classifier was asked."""
+
+    decision: Decision
+    writes: Writes
+    asked: bool
+
 
 SIGNAL_RETRY_S = 0.02
 """How long `signal` waits before reading a conversation again that a decision held (seconds)."""
@@ -129,23 +142,54 @@ class Router:
         except RouteUnavailable as exc:
             return unavailable(exc.route, rules)
         try:
-            outcome = decide(envelope, lease.route, rules, now)
-            if isinstance(outcome, NeedsPermit):
-                rate = rules.settings.explicit_switches_per_minute
-                granted = await self.switches.take(key.channel, key.sender_id, rate, now)
-                outcome = outcome.granted if granted else outcome.refused
-            elif isinstance(outcome, NeedsClassification):
-                answer = await self._classify(rules.channel, outcome, lease.recent, deadline)
-                outcome = conclude(outcome, answer, rules, now)
+            outcome, _asked = await self._outcome(rules, key, envelope, lease, now, deadline)
         except BaseException:
             await self.state.release(lease)
             raise
+        writes = self._writes(outcome, envelope)
+        await self.state.commit(lease, now, store=writes.store, forget=writes.forget, text=writes.text)
+        return self._about(outcome, key, lease, writes)
+
+    def wants_conversation(self, channel: str, envelope: Envelope) -> bool:
+        """True when `envelope` is decided by Layer 2 under its conversation's lease (Layer 1
+        resolved it to the channel default and it has a sender)."""
+        return envelope.has_sender and self._layer1[channel].match(envelope).is_default
+
+    async def decide_held(self, channel: str, envelope: Envelope, lease: Lease, now: float,
+                          deadline: ClassifierDeadline | None = None) -> Held:
+        """Decide a Layer-2 `envelope` whose conversation `lease` the caller already holds
+        (`DeliverySteps.begin`); nothing is written: the caller writes `Held.writes` with its
+        delivery (before the forward when `Held.asked`, else after it). The caller gives the
+        lease back when this raises."""
+        rules = self._rules[channel]
+        outcome, asked = await self._outcome(rules, lease.key, envelope, lease, now, deadline)
+        writes = self._writes(outcome, envelope)
+        return Held(self._about(outcome, lease.key, lease, writes), writes, asked)
+
+    async def _outcome(self, rules: ChannelRules, key: ConversationKey, envelope: Envelope, lease: Lease, now: float,
+                       deadline: ClassifierDeadline | None) -> tuple[Decision, bool]:
+        """The engine's outcome under `lease`, and whether a switch permit or the classifier was
+        asked (an answer a later attempt might not get alike)."""
+        outcome = decide(envelope, lease.route, rules, now)
+        if isinstance(outcome, NeedsPermit):
+            rate = rules.settings.explicit_switches_per_minute
+            granted = await self.switches.take(key.channel, key.sender_id, rate, now)
+            return (outcome.granted if granted else outcome.refused), True
+        if isinstance(outcome, NeedsClassification):
+            answer = await self._classify(rules.channel, outcome, lease.recent, deadline)
+            return conclude(outcome, answer, rules, now), True
+        return outcome, False
+
+    def _writes(self, outcome: Decision, envelope: Envelope) -> Writes:
         text = envelope.text[:KEPT_TEXT_CHARS] if self._remember_texts and envelope.text else None
         store = outcome.store
         if store is not None and store.reason is None and outcome.reason != DETOUR:  # a route just chosen: why
             store = store.because(outcome.reason)
-        await self.state.commit(lease, now, store=store, forget=outcome.forget, text=text)
-        after = None if outcome.forget else (store if store is not None else lease.route)
+        return Writes(store, outcome.forget, text)
+
+    @staticmethod
+    def _about(outcome: Decision, key: ConversationKey, lease: Lease, writes: Writes) -> Decision:
+        after = None if outcome.forget else (writes.store if writes.store is not None else lease.route)
         return outcome.about(Conversation(key, after.chosen_at if after is not None else None))
 
     async def signal(self, channel: str, digest: str, version: float | None, signal: Signal, now: float

@@ -125,7 +125,8 @@ def build_runtime(config: Config, parts: Parts, loaded_at: float, previous: Runt
     leg = parts.leg or _leg(config, previous)
     signals = AgentSignals(config, router, _tokens(config, previous), released=parts.accounting.released)
     dispatcher = Dispatcher(config, router, parts.state.deliveries, leg, parts.clock, parts.recorder,
-                            accounting=parts.accounting, signals=signals)
+                            accounting=parts.accounting, signals=signals, steps=parts.state.steps,
+                            lease_s=config.state.claim_lease_s if parts.state.shared else None)
     app = create_app(config, dispatcher.handle, rejected=parts.accounting.rejected)
     return Runtime(config, digest or config_digest(config), loaded_at, rules, router, classifier, line, dispatcher, app,
                    leg)

@@ -8,6 +8,7 @@
     redis/      the shared backend (replicas and workers; redis-py asyncio, Lua scripts)
     health.py   BackendHealth: degraded or not, one log line per change, gauge, recovery ping
     fallback.py the shared backend while healthy, this process's memory otherwise
+    fallback_steps.py  the same for DeliverySteps
     build.py    build_state(config): what `[state]` asks for; probe() for `stickyroute check`
 
 Backends are interchangeable and pass one contract suite (tests/state/).

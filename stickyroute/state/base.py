@@ -1,10 +1,13 @@
-"""The state interface: everything that outlives one request, behind two async protocols.
+"""The state interface: everything that outlives one request, behind three async protocols.
 
     ConversationState   routes of conversations (agent, explicit pin, divergence candidate and
                         counter), the recent texts the classifier may see, one decision at a time
                         per conversation (acquire -> decide -> commit)
     DeliveryLog         which platform deliveries were answered (claim -> complete | fail), the
-                        stored answers, the first decision of each delivery, in-flight waiting
+                        stored answers, the first decision of each delivery, in-flight waiting,
+                        claim leases renewed while a forward runs (`renew`)
+    DeliverySteps       (state/steps.py) one update of one conversation in two steps (a round trip
+                        each on Redis): begin (claim + acquire) -> forward -> finish (commit + complete)
 
 Every method takes `now` (seconds, the caller's clock); no backend reads a clock of its own for
 expiry. Backends (`memory`, later `redis`) pass one contract suite (tests/state/).
@@ -18,6 +21,10 @@ Delivery states, as `claim` tells them:
     DONE       answered with a 2xx: `reply` is the stored answer, `memo` its decision
     FAILED     (from `settle` only) the attempt waited for ended without a 2xx: `reply` is its
                answer; the next platform retry gets FIRST
+
+A claim on a shared backend is a lease (`[state] claim_lease_s`): the attempt renews it every
+third of it while it forwards (`renew`), so the claims of a process that died free within one
+lease and the platform's retry is forwarded again, to the agent of the first decision.
 """
 
 from __future__ import annotations
@@ -229,6 +236,17 @@ class DeliveryLog(Protocol):
         """The held keys got no 2xx: release them (the next retry forwards again, to the agent of
         its memo); waiters get `reply` as FAILED, or, with None (the attempt died without an
         answer), claim again."""
+        ...
+
+    async def note(self, memos: Mapping[DeliveryKey, DecisionMemo], now: float) -> None:
+        """Keep each held key's first decision before its forward (a retry after a crash goes to
+        the same agent); a key that has one keeps it."""
+        ...
+
+    async def renew(self, keys: Sequence[DeliveryKey], now: float, lease: Lease | None = None) -> None:
+        """Extend the claims this process holds on `keys` (and the conversation `lease` holds for
+        them) by one claim lease from `now`; a claim that is no longer ours is left alone. The
+        memory backend does nothing (its claims die with the process)."""
         ...
 
     async def size(self, now: float) -> int:

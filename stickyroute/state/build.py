@@ -9,9 +9,9 @@
                                                   cluster: each primary; sentinel: the master they name)
 
 Lock and claim lifetimes come from the config: a decision may hold its conversation for the
-classifier's `timeout_s` plus `LOCK_MARGIN_S`; an attempt holds its delivery for the upstream's
-connect and total timeouts plus the classifier's plus `CLAIM_MARGIN_S` (then a replica that died
-mid-attempt frees it and the platform's retry is forwarded again).
+classifier's `timeout_s` plus `LOCK_MARGIN_S`; an attempt's delivery claim is a lease of
+`[state] claim_lease_s`, renewed every third of it while the attempt runs (then a replica that
+died mid-attempt frees it within one lease and the platform's retry is forwarded again).
 """
 
 from __future__ import annotations
@@ -31,11 +31,12 @@ from stickyroute.state.fallback import (
     FallbackDeliveryLog,
     FallbackSwitchBudget,
 )
+from stickyroute.state.fallback_steps import FallbackDeliverySteps
 from stickyroute.state.health import BackendHealth
-from stickyroute.state.memory import MemoryConversationState, MemoryDeliveryLog
+from stickyroute.state.memory import MemoryConversationState, MemoryDeliveryLog, MemoryDeliverySteps
+from stickyroute.state.steps import DeliverySteps
 
 LOCK_MARGIN_S = 2.0
-CLAIM_MARGIN_S = 5.0
 PROBE_TIMEOUT_S = 2.0
 
 
@@ -45,6 +46,7 @@ class StateBackends:
 
     conversations: ConversationState
     deliveries: DeliveryLog
+    steps: DeliverySteps
     budget: ClassifierBudget
     switches: SwitchBudget
     health: BackendHealth
@@ -69,9 +71,8 @@ def lock_ttl_s(config: Config) -> float:
 
 
 def claim_ttl_s(config: Config) -> float:
-    """How long one attempt may hold a delivery (seconds)."""
-    upstream = config.upstream
-    return upstream.connect_timeout_s + upstream.timeout_s + config.classifier.timeout_s + CLAIM_MARGIN_S
+    """How long a delivery claim lives without renewal (seconds): `[state] claim_lease_s`."""
+    return config.state.claim_lease_s
 
 
 def topology_of(settings: StateSettings) -> dict[str, Any]:
@@ -89,22 +90,28 @@ def build_state(config: Config, registry: CollectorRegistry | None = None) -> St
     memory = (MemoryConversationState(limits, recent),
               MemoryDeliveryLog(ttl_s=ttl_s, max_reply_bytes=settings.delivery_log_max_bytes), MemoryBudget(rate),
               MemorySwitchBudget())
+    local_steps = MemoryDeliverySteps(memory[0], memory[1])
     if not settings.shared:
-        return StateBackends(*memory, BackendHealth("memory", "(this process)", None, registry), shared=False)
+        return StateBackends(memory[0], memory[1], local_steps, *memory[2:],
+                             BackendHealth("memory", "(this process)", None, registry), shared=False)
     from stickyroute.state.redis import (
         RedisBudget,
         RedisConversationState,
         RedisDeliveryLog,
+        RedisDeliverySteps,
         RedisStore,
         RedisSwitchBudget,
     )
 
     store = RedisStore(settings.url, settings.key_prefix, settings.op_timeout_s, **topology_of(settings))
     health = BackendHealth("redis", store.url, store.ping, registry, when_unavailable=settings.when_unavailable)
+    conversations = RedisConversationState(store, limits, recent, lock_ttl_s(config))
+    log = RedisDeliveryLog(store, ttl_s=ttl_s, claim_ttl_s=claim_ttl_s(config))
+    deliveries = FallbackDeliveryLog(log, memory[1], health)
     return StateBackends(
-        FallbackConversationState(RedisConversationState(store, limits, recent, lock_ttl_s(config)), memory[0], health,
-                                  limits),
-        FallbackDeliveryLog(RedisDeliveryLog(store, ttl_s=ttl_s, claim_ttl_s=claim_ttl_s(config)), memory[1], health),
+        FallbackConversationState(conversations, memory[0], health, limits),
+        deliveries,
+        FallbackDeliverySteps(RedisDeliverySteps(conversations, log), local_steps, health, deliveries),
         FallbackBudget(RedisBudget(store, rate), memory[2], health),
         FallbackSwitchBudget(RedisSwitchBudget(store), memory[3], health),
         health, shared=True)

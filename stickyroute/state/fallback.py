@@ -5,6 +5,7 @@ serve (`BackendHealth.fell_back`).
     FallbackConversationState   a lease is committed to (or released on) the backend it came from
     FallbackDeliveryLog         keys claimed in memory are completed, failed and settled there
                                 (fallback_deliveries.py; the calls themselves: fallback_calls.py)
+    FallbackDeliverySteps       (fallback_steps.py) a step begun in memory is noted and finished there
     FallbackBudget              the shared bucket, else a per-process one
     FallbackSwitchBudget        the same for the per-sender explicit-switch buckets
 

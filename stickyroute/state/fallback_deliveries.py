@@ -11,7 +11,7 @@ from dataclasses import replace
 
 from stickyroute.core.delivery import DecisionMemo, DeliveryKey
 from stickyroute.reply import Reply
-from stickyroute.state.base import Claim, ClaimState, DeliveryLog, DeliveryUnconfirmed, StateUnavailable
+from stickyroute.state.base import Claim, ClaimState, DeliveryLog, DeliveryUnconfirmed, Lease, StateUnavailable
 from stickyroute.state.fallback_calls import either, quietly
 from stickyroute.state.health import BackendHealth
 
@@ -107,6 +107,19 @@ class FallbackDeliveryLog:
             await self.local.fail(local, reply, now, memos)
         if shared:
             await quietly(self.health, "fail", lambda: self.shared.fail(shared, reply, now, memos))
+
+    async def note(self, memos: Mapping[DeliveryKey, DecisionMemo], now: float) -> None:
+        local = {k: m for k, m in memos.items() if k in self._local_keys}
+        shared = {k: m for k, m in memos.items() if k not in self._local_keys}
+        if local:
+            await self.local.note(local, now)
+        if shared:
+            await quietly(self.health, "note", lambda: self.shared.note(shared, now))
+
+    async def renew(self, keys: Sequence[DeliveryKey], now: float, lease: Lease | None = None) -> None:
+        shared = [key for key in keys if key not in self._local_keys]
+        if shared:
+            await quietly(self.health, "renew", lambda: self.shared.renew(shared, now, lease))
 
     async def stored_bytes(self, now: float) -> int | None:
         return await either(self.health, None, lambda: self.shared.stored_bytes(now),

@@ -27,9 +27,16 @@ from stickyroute.core.route import ConversationKey, Route
 from stickyroute.state._now import NOW as _NOW
 from stickyroute.state._now import timer as _timer
 from stickyroute.state.base import ConversationLimits, Lease, LeaseTimeout, most_recent
-from stickyroute.state.memory_deliveries import DELIVERY_TTL_S, MAX_MEMOS, MAX_REPLY_BYTES, MemoryDeliveryLog
+from stickyroute.state.memory_deliveries import (
+    DELIVERY_TTL_S,
+    MAX_MEMOS,
+    MAX_REPLY_BYTES,
+    MemoryDeliveryLog,
+    MemoryDeliverySteps,
+)
 
-__all__ = ["DELIVERY_TTL_S", "MAX_MEMOS", "MAX_REPLY_BYTES", "MemoryConversationState", "MemoryDeliveryLog"]
+__all__ = ["DELIVERY_TTL_S", "MAX_MEMOS", "MAX_REPLY_BYTES", "MemoryConversationState", "MemoryDeliveryLog",
+           "MemoryDeliverySteps"]
 
 
 def _idle_expiry(ttl_s: float) -> Callable[[ConversationKey, Route, float], float]:

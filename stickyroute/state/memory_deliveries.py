@@ -1,4 +1,4 @@
-"""`DeliveryLog` in this process: stored answers in one `TTLCache` bounded by their total size in
+"""`DeliveryLog` and `DeliverySteps` in this process: stored answers in one `TTLCache` bounded by their total size in
 bytes (`max_reply_bytes`, least recently used dropped); first decisions in a `TTLCache` bounded
 by count; asyncio futures for the attempts waited on. Not thread-safe: one event loop.
 """
@@ -12,9 +12,11 @@ from collections.abc import Mapping, Sequence
 from cachetools import TTLCache
 
 from stickyroute.core.delivery import DecisionMemo, DeliveryKey
+from stickyroute.core.route import ConversationKey
 from stickyroute.reply import Reply
 from stickyroute.state._now import NOW, timer
-from stickyroute.state.base import Claim, ClaimState
+from stickyroute.state.base import Claim, ClaimState, ConversationState, Lease, LeaseTimeout
+from stickyroute.state.steps import Begun, Writes
 
 DELIVERY_TTL_S = 24 * 3600.0
 """How long an answered delivery is remembered (Telegram retries an update for about a day)."""
@@ -106,6 +108,15 @@ class MemoryDeliveryLog:
             if pending is not None and not pending.done():
                 pending.set_result(Claim(ClaimState.FAILED, reply) if reply is not None else None)
 
+    async def note(self, memos: Mapping[DeliveryKey, DecisionMemo], now: float) -> None:
+        NOW.set(now)
+        for key, memo in memos.items():
+            self._memos.setdefault(key, memo)  # the first decision wins
+
+    async def renew(self, keys: Sequence[DeliveryKey], now: float, lease: Lease | None = None) -> None:
+        """Nothing to renew: a claim in memory lives as long as this process."""
+        return None
+
     async def size(self, now: float) -> int:
         NOW.set(now)
         self._done.expire()
@@ -119,3 +130,34 @@ class MemoryDeliveryLog:
 
     async def aclose(self) -> None:
         return None
+
+
+class MemoryDeliverySteps:
+    """`DeliverySteps` over a conversation state and a delivery log of this process (the same
+    steps as on Redis: the conversation is held from `begin` to `finish`)."""
+
+    def __init__(self, conversations: ConversationState, deliveries: MemoryDeliveryLog) -> None:
+        self.conversations = conversations
+        self.deliveries = deliveries
+
+    async def begin(self, key: DeliveryKey, conversation: ConversationKey, now: float, *, hold: bool) -> Begun:
+        [claim] = await self.deliveries.claim([key], now)
+        if claim.state is not ClaimState.FIRST or claim.memo is not None or not hold:
+            return Begun(claim)
+        try:
+            return Begun(claim, await self.conversations.acquire(conversation, now, wait_s=0.0))
+        except LeaseTimeout:
+            return Begun(claim)
+
+    async def note(self, key: DeliveryKey, lease: Lease, writes: Writes, memo: DecisionMemo, now: float) -> None:
+        await self.conversations.commit(lease, now, store=writes.store, forget=writes.forget, text=writes.text)
+
+    async def finish(self, key: DeliveryKey, lease: Lease, writes: Writes, reply: Reply | None,
+                     memo: DecisionMemo | None, now: float, *, keep: bool = False) -> None:
+        await self.conversations.commit(lease, now, store=writes.store, forget=writes.forget, text=writes.text)
+        if keep:
+            return
+        if reply is not None and reply.ok:
+            await self.deliveries.complete([key], reply, now, {key: memo} if memo is not None else None)
+        else:
+            await self.deliveries.fail([key], reply, now, {key: memo} if memo is not None else None)

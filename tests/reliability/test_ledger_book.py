@@ -57,3 +57,26 @@ def test_deterministic_updates_carry_the_agent_the_shipped_rules_say() -> None:
             who = "wa-bound" if update.item["message"]["from"] == BOUND_WHATSAPP else "wa"
         seen.setdefault(who, set()).add(update.expected)
     assert seen == {"user111": {"coder"}, "chat": {"ops"}, "topic": {"writer"}, "wa-bound": {"coder"}}
+
+
+def test_the_crash_rule_allows_only_updates_in_flight_at_a_kill_to_one_agent_within_the_lease() -> None:
+    book = Ledger()
+    cases = {  # key: (acked at, [(agent, accepted at)])
+        "in-flight": (None, [("coder", 9.9), ("coder", 13.0)]),
+        "late-but-same": (12.0, [("ops", 10.3), ("ops", 14.0)]),
+        "acked-before": (9.95, [("coder", 9.8), ("coder", 12.0)]),
+        "after-kill": (None, [("coder", 11.0), ("coder", 12.0)]),
+        "two-agents": (None, [("coder", 9.9), ("ops", 12.0)]),
+        "too-late": (None, [("coder", 9.9), ("coder", 19.5)]),
+        "once": (None, [("coder", 9.9)]),
+    }
+    for key, (acked, receipts) in cases.items():
+        book.sent(key, None, 9.0)
+        if acked is not None:
+            book.acked(key, acked)
+        for agent, t in receipts:
+            book.received(key, agent, True, t)
+    broken = book.crash_rule([10.0], lease_s=5.0, margin_s=4.0)
+    assert [line.split()[0] for line in broken] == ["acked-before", "after-kill", "two-agents", "too-late"]
+    restarted = book.crash_rule([10.0], lease_s=5.0, margin_s=4.0, back=[12.0])  # served again at 12 s: due 21 s
+    assert [line.split()[0] for line in restarted] == ["acked-before", "after-kill", "two-agents"]

@@ -8,6 +8,10 @@ replica by a per-conversation lock, two round trips per decision.
               the recent texts, bump the version, PEXPIRE the hash, delete the lock.
     release   RELEASE script: delete the lock when it is still ours.
 
+A single-message update takes the lock with its delivery claim instead (`RedisDeliverySteps`:
+BEGIN, then FINISH commits after the forward; the lock lives as long as the claim's lease and
+is renewed with it).
+
 Fencing: the lock expires `lock_ttl_s` after it was taken (the classifier timeout plus a margin,
 so a dead holder frees it). A holder whose lock expired may still write when nobody took the lock
 and nobody wrote since (the version it read is unchanged); otherwise its commit is dropped and
@@ -33,6 +37,7 @@ import secrets
 from collections import Counter
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from stickyroute.core.route import ConversationKey, Route
 from stickyroute.state.base import ConversationLimits, Lease, LeaseTimeout, StateUnavailable, most_recent
@@ -40,6 +45,7 @@ from stickyroute.state.redis.client import RedisStore
 from stickyroute.state.redis.codec import ROUTE_FIELDS, recent_blob, recent_from, route_args, route_from
 from stickyroute.state.redis.keys import KeyLayout
 from stickyroute.state.redis.scripts import ACQUIRE, COMMIT, DELETE, PRUNE, PUT, RELEASE, SWAP
+from stickyroute.state.steps import Writes
 
 log = logging.getLogger("stickyroute.state")
 
@@ -76,8 +82,7 @@ class RedisConversationState:
         self._cleanup: set[asyncio.Task[None]] = set()
 
     async def acquire(self, key: ConversationKey, now: float, wait_s: float | None = None) -> Lease:
-        ttl_s = self._limits[key.channel].ttl_s
-        token = secrets.randbits(63) | 1
+        token = self.new_token()
         names = [self._keys.conversation(key), self._keys.lock(key)]
         loop = asyncio.get_running_loop()
         deadline = None if wait_s is None else loop.time() + wait_s
@@ -86,7 +91,7 @@ class RedisConversationState:
             try:
                 got, values = await self._store.run("acquire", ACQUIRE, names, [token, self._lock_ms])
             except BaseException:
-                self._release_soon(names[1], token)  # the script may have run before the error
+                self.release_soon(names[1], token)  # the script may have run before the error
                 raise
             if got == 1:
                 break
@@ -98,6 +103,15 @@ class RedisConversationState:
                 pause = min(pause, left)
             await asyncio.sleep(pause)
             delay = min(delay * 2, POLL_MAX_S)
+        return self.lease_from(key, token, values, now)
+
+    def new_token(self) -> int:
+        """A lock token (63 random bits, never 0)."""
+        return secrets.randbits(63) | 1
+
+    def lease_from(self, key: ConversationKey, token: int, values: list[bytes | None], now: float) -> Lease:
+        """The lease of an ACQUIRE (or BEGIN) that took the lock with `token` and read `values`."""
+        ttl_s = self._limits[key.channel].ttl_s
         route = route_from(values[:9])
         if route is not None and route.expires_at(ttl_s) <= now:
             route = None
@@ -106,7 +120,7 @@ class RedisConversationState:
         self._held[token] = _Held((values[9] or b"0").decode(), recent_until if recent_until > now else 0.0)
         return Lease(key, route, recent, token)
 
-    def _release_soon(self, lock: str, token: int) -> None:
+    def release_soon(self, lock: str, token: int) -> None:
         """Give back a lock this process may have taken without learning it (cancelled call)."""
 
         async def release() -> None:
@@ -119,11 +133,17 @@ class RedisConversationState:
 
     async def commit(self, lease: Lease, now: float, *, store: Route | None = None, forget: bool = False,
                      text: str | None = None) -> None:
+        names, args = self.commit_call(lease, now, Writes(store, forget, text))
+        self.committed(lease, await self._store.run("commit", COMMIT, names, args))
+
+    def commit_call(self, lease: Lease, now: float, writes: Writes) -> tuple[list[str], list[Any]]:
+        """COMMIT's keys and fifteen arguments for `writes` under `lease` (its held state is used up)."""
         held = self._held.pop(lease.token, None) or _Held("0", 0.0)
         key = lease.key
         ttl_s = self._limits[key.channel].ttl_s
         mode, fields, route_until = "k", [""] * len(ROUTE_FIELDS), 0.0
-        if forget:
+        store = writes.store
+        if writes.forget:
             mode = "f"
         elif store is not None:
             route_until = store.expires_at(ttl_s)
@@ -131,15 +151,18 @@ class RedisConversationState:
         elif lease.route is not None:
             route_until = lease.route.expires_at(ttl_s)
         blob, recent_until = b"", held.recent_until
-        if text and self._recent_messages > 0:
-            blob, recent_until = recent_blob((*lease.recent, text)[-self._recent_messages:]), now + ttl_s
+        if writes.text and self._recent_messages > 0:
+            blob, recent_until = recent_blob((*lease.recent, writes.text)[-self._recent_messages:]), now + ttl_s
         keep_s = max(route_until, recent_until) - now
         keep_ms = math.ceil(keep_s * 1000) + self._store.margin_ms if keep_s > 0 else 0
         names = [self._keys.conversation(key), self._keys.lock(key)]
-        args = [lease.token, held.version, mode, *fields, blob, repr(recent_until), keep_ms]
-        if await self._store.run("commit", COMMIT, names, args) != 1:
+        return names, [lease.token, held.version, mode, *fields, blob, repr(recent_until), keep_ms]
+
+    def committed(self, lease: Lease, written: object) -> None:
+        """Log a commit that fencing dropped (`written` is the script's answer)."""
+        if written != 1:
             log.warning("conversation %s: decision not written: its lock expired and another decision "
-                        "wrote since (lock_ttl %d ms)", key.hashed(), self._lock_ms)
+                        "wrote since (lock_ttl %d ms)", lease.key.hashed(), self._lock_ms)
 
     async def release(self, lease: Lease) -> None:
         self._held.pop(lease.token, None)

@@ -1,7 +1,8 @@
 """`DeliveryLog` on Redis: one hash per delivery, shared by every replica.
 
     fields   t, tu   the attempt in flight: its random token and until when the claim holds
-                     (`claim_ttl_s`: the upstream deadline plus a margin, so a dead holder frees it)
+                     (a lease of `claim_ttl_s`, `[state] claim_lease_s`, renewed by `renew` every
+                     third of it while the forward runs, so a dead holder frees it within one)
              a, au   the stored answer (codec.reply_blob) and until when it is answered from Redis
              m, mu   the first decision (kept `ttl_s` after it was made)
              ft, fr  the last failed attempt's token and answer ('' = died without one)
@@ -14,6 +15,12 @@
               one waiter wins, the others wait for the winner), IN_FLIGHT at the deadline
     complete  COMPLETE script: store the answer, end the claim, keep the first decision
     fail      FAIL script: end our claim (not a newer holder's), note (token, answer) for waiters
+    note      MEMO script per key: keep the first decision before the forward
+    renew     RENEW script per key: extend our claim (and the conversation lock held with it)
+
+A delivery that `RedisDeliverySteps.begin` claimed lives under its conversation's hash tag
+(`KeyLayout.delivery(key, digest)`): the log remembers the digest per key (`place`), so every
+later call on the key names the same hash.
 
 Answers larger than `max_reply_bytes` are kept only for the claim's time (the waiters of that
 attempt still get them; a later redelivery is forwarded again, like the memory backend). The
@@ -32,10 +39,11 @@ from cachetools import LRUCache
 
 from stickyroute.core.delivery import DecisionMemo, DeliveryKey
 from stickyroute.reply import Reply
-from stickyroute.state.base import Claim, ClaimState
+from stickyroute.state.base import Claim, ClaimState, Lease
 from stickyroute.state.redis.client import Call, RedisStore
 from stickyroute.state.redis.codec import memo_blob, memo_from, reply_blob, reply_from
 from stickyroute.state.redis.scripts import CLAIM, COMPLETE, FAIL, SETTLE
+from stickyroute.state.redis.step_scripts import MEMO, RENEW
 
 POLL_FIRST_S = 0.002
 POLL_MAX_S = 0.05
@@ -51,7 +59,7 @@ _STATES = {b"done": ClaimState.DONE, b"busy": ClaimState.IN_FLIGHT, b"first": Cl
 class RedisDeliveryLog:
     """`DeliveryLog` on Redis (see the module docstring); times in seconds on the caller's clock."""
 
-    def __init__(self, store: RedisStore, ttl_s: float = DELIVERY_TTL_S, claim_ttl_s: float = 40.0,
+    def __init__(self, store: RedisStore, ttl_s: float = DELIVERY_TTL_S, claim_ttl_s: float = 5.0,
                  max_reply_bytes: int = MAX_REPLY_BYTES) -> None:
         self._store = store
         self._keys = store.keys
@@ -62,9 +70,69 @@ class RedisDeliveryLog:
         self._max_reply_bytes = max_reply_bytes
         self._held: LRUCache[DeliveryKey, str] = LRUCache(_TOKENS)
         self._seen: LRUCache[DeliveryKey, str] = LRUCache(_TOKENS)
+        self._where: LRUCache[DeliveryKey, str] = LRUCache(_TOKENS)
+        """The conversation digest of the keys kept under their conversation's hash tag."""
+
+    @property
+    def store(self) -> RedisStore:
+        """The Redis connection this log uses."""
+        return self._store
+
+    @property
+    def ttl_ms(self) -> int:
+        """How long answers and first decisions are kept, in milliseconds."""
+        return self._ttl_ms
+
+    @property
+    def claim_ms(self) -> int:
+        """The claim lease in milliseconds."""
+        return self._claim_ms
+
+    @property
+    def lock_ms(self) -> int:
+        """How long a conversation lock taken with a claim lives without renewal (ms): a third of
+        the lease (at most a second) shorter than the claim, so a dead holder's lock is free by
+        the time its claim is (Redis counts the lock, the proxies' clocks the claim)."""
+        return self._claim_ms - min(1000, self._claim_ms // 3)
+
+    def place(self, key: DeliveryKey, digest: str) -> str:
+        """Keep `key` under the hash tag of the conversation whose digest is `digest`; its name."""
+        self._where[key] = digest
+        return self._keys.delivery(key, digest)
+
+    def name(self, key: DeliveryKey) -> str:
+        """The hash of `key` (under its conversation's tag when `place`d)."""
+        return self._keys.delivery(key, self._where.get(key))
+
+    def claim_args(self, now: float) -> tuple[str, str]:
+        """A new claim's (token, until)."""
+        return secrets.token_hex(8), repr(now + self._claim_ttl_s)
+
+    def memo_args(self, memo: DecisionMemo | None, now: float) -> list[str]:
+        """A first decision's (blob, until) arguments ('' none)."""
+        return [memo_blob(memo) if memo is not None else "", repr(now + self._ttl_s)]
+
+    def answer_args(self, reply: Reply) -> tuple[bytes, float, int]:
+        """A 2xx's (blob, seconds it is stored, keep_ms): a reply larger than `max_reply_bytes` is
+        kept only for the claim's time."""
+        blob = reply_blob(reply)
+        if len(blob) <= self._max_reply_bytes:
+            return blob, self._ttl_s, self._ttl_ms
+        return blob, self._claim_ttl_s, self._claim_ms
+
+    def failed_blob(self, reply: Reply | None) -> bytes:
+        """What waiters of a failed attempt get ('' died without an answer)."""
+        blob = reply_blob(reply) if reply is not None else b""
+        if len(blob) > self._max_reply_bytes:
+            blob = reply_blob(Reply(reply.status if reply is not None else 502, [], b"(answer too large to keep)"))
+        return blob
+
+    def holder(self, key: DeliveryKey) -> str:
+        """Forget and return this process's token on `key` ('' none)."""
+        return self._held.pop(key, "")
 
     def _claim_args(self, now: float) -> tuple[str, str]:
-        return secrets.token_hex(8), repr(now + self._claim_ttl_s)
+        return self.claim_args(now)
 
     async def claim(self, keys: Sequence[DeliveryKey], now: float) -> list[Claim]:
         calls: list[Call] = []
@@ -72,9 +140,13 @@ class RedisDeliveryLog:
         for key in keys:
             token, until = self._claim_args(now)
             tokens.append(token)
-            calls.append((CLAIM, [self._keys.delivery(key)], [repr(now), token, until, self._claim_ms]))
+            calls.append((CLAIM, [self.name(key)], [repr(now), token, until, self._claim_ms]))
         results = await self._store.run_many("claim", calls)
         return [self._outcome(key, token, result) for key, token, result in zip(keys, tokens, results, strict=True)]
+
+    def outcome(self, key: DeliveryKey, token: str, result: list[bytes | None]) -> Claim:
+        """The Claim of a CLAIM / SETTLE / BEGIN answer taken with `token`."""
+        return self._outcome(key, token, result)
 
     def _outcome(self, key: DeliveryKey, token: str, result: list[bytes | None]) -> Claim:
         state = _STATES[result[0] or b""]
@@ -93,7 +165,7 @@ class RedisDeliveryLog:
         deadline = loop.time() + timeout_s
         awaited = self._seen.pop(key, "")
         delay = POLL_FIRST_S
-        name = [self._keys.delivery(key)]
+        name = [self.name(key)]
         while True:
             token, until = self._claim_args(now)
             result = await self._store.run("settle", SETTLE, name,
@@ -107,38 +179,51 @@ class RedisDeliveryLog:
             await asyncio.sleep(min(delay, left))
             delay = min(delay * 2, POLL_MAX_S)
 
-    def _memo_args(self, key: DeliveryKey, memos: Mapping[DeliveryKey, DecisionMemo] | None,
-                   now: float) -> list[str]:
-        memo = (memos or {}).get(key)
-        return [memo_blob(memo) if memo is not None else "", repr(now + self._ttl_s)]
-
     async def complete(self, keys: Sequence[DeliveryKey], reply: Reply, now: float,
                        memos: Mapping[DeliveryKey, DecisionMemo] | None = None) -> None:
-        blob = reply_blob(reply)
-        stored_s, keep_ms = (self._ttl_s, self._ttl_ms) if len(blob) <= self._max_reply_bytes else (
-            self._claim_ttl_s, self._claim_ms)
+        blob, stored_s, keep_ms = self.answer_args(reply)
         calls: list[Call] = []
         for key in keys:
             self._held.pop(key, None)
-            args = [repr(now), blob, repr(now + stored_s), *self._memo_args(key, memos, now),
-                    self._ttl_ms if (memos or {}).get(key) else keep_ms]
-            calls.append((COMPLETE, [self._keys.delivery(key)], args))
+            memo = (memos or {}).get(key)
+            args = [repr(now), blob, repr(now + stored_s), *self.memo_args(memo, now),
+                    self._ttl_ms if memo else keep_ms]
+            calls.append((COMPLETE, [self.name(key)], args))
         if calls:
             await self._store.run_many("complete", calls)
 
     async def fail(self, keys: Sequence[DeliveryKey], reply: Reply | None, now: float,
                    memos: Mapping[DeliveryKey, DecisionMemo] | None = None) -> None:
-        blob = reply_blob(reply) if reply is not None else b""
-        if len(blob) > self._max_reply_bytes:
-            blob = reply_blob(Reply(reply.status if reply is not None else 502, [], b"(answer too large to keep)"))
+        blob = self.failed_blob(reply)
         calls: list[Call] = []
         for key in keys:
             token = self._held.pop(key, "")
-            args = [repr(now), token, blob, *self._memo_args(key, memos, now),
-                    self._ttl_ms if (memos or {}).get(key) else self._claim_ms]
-            calls.append((FAIL, [self._keys.delivery(key)], args))
+            memo = (memos or {}).get(key)
+            args = [repr(now), token, blob, *self.memo_args(memo, now), self._ttl_ms if memo else self._claim_ms]
+            calls.append((FAIL, [self.name(key)], args))
         if calls:
             await self._store.run_many("fail", calls)
+
+    async def note(self, memos: Mapping[DeliveryKey, DecisionMemo], now: float) -> None:
+        calls: list[Call] = [(MEMO, [self.name(key)], [repr(now), *self.memo_args(memo, now), self._ttl_ms])
+                             for key, memo in memos.items()]
+        if calls:
+            await self._store.run_many("note", calls)
+
+    async def renew(self, keys: Sequence[DeliveryKey], now: float, lease: Lease | None = None) -> None:
+        until = repr(now + self._claim_ttl_s)
+        calls: list[Call] = []
+        for key in keys:
+            token = self._held.get(key)
+            if token is None:
+                continue
+            if lease is not None:
+                calls.append((RENEW, [self.name(key), self._keys.lock(lease.key)],
+                              [token, until, self._claim_ms, lease.token, self.lock_ms]))
+            else:
+                calls.append((RENEW, [self.name(key)], [token, until, self._claim_ms]))
+        if calls:
+            await self._store.run_many("renew", calls)
 
     async def size(self, now: float) -> int:
         stored = 0

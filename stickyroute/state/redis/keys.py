@@ -4,6 +4,9 @@ hash tag, so each script touches one slot (Redis Cluster / Valkey cluster ready)
     <prefix>c:<channel>:{<digest>}        hash: the conversation's route, version, recent texts
     <prefix>c:<channel>:{<digest>}:lock   string: the decision lock (a random token, PX expiry)
     <prefix>d:{<channel>:<delivery id>}   hash: claim, stored answer, failed attempt, first decision
+    <prefix>d:<channel>:{<digest>}:<id>   the same, for a single-message update of a known
+                                          conversation: under its conversation's hash tag, so
+                                          one script claims it and takes the conversation
     <prefix>b:{<channel>}                 hash: the channel's classifier token bucket
     <prefix>s:{<channel>:<digest>}        hash: one sender's explicit-switch token bucket
 
@@ -69,16 +72,19 @@ class KeyLayout:
         """SCAN MATCH pattern of the conversation hashes of `channel` (locks excluded)."""
         return f"{_escape(self.prefix)}c:{_escape(channel)}:{{*}}"
 
-    def delivery(self, key: DeliveryKey) -> str:
-        """The hash of one platform delivery (channel, delivery id)."""
+    def delivery(self, key: DeliveryKey, digest: str | None = None) -> str:
+        """The hash of one platform delivery (channel, delivery id); with `digest` (the
+        `ConversationKey.digest` of its conversation) under that conversation's hash tag."""
         channel, delivery_id = key
         if "{" in delivery_id or "}" in delivery_id or len(delivery_id) > _MAX_ID_CHARS:
             delivery_id = "#" + hashlib.sha256(delivery_id.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+        if digest is not None:
+            return f"{self.prefix}d:{channel}:{{{digest}}}:{delivery_id}"
         return f"{self.prefix}d:{{{channel}:{delivery_id}}}"
 
     def deliveries_pattern(self) -> str:
-        """SCAN MATCH pattern of every delivery hash."""
-        return f"{_escape(self.prefix)}d:{{*}}"
+        """SCAN MATCH pattern of every delivery hash (both layouts)."""
+        return f"{_escape(self.prefix)}d:*"
 
     def budget(self, channel: str) -> str:
         """The classifier token bucket of `channel`."""

@@ -1,7 +1,8 @@
 """The Lua scripts of the Redis backend: one script per state step, each on the keys of one
-hash tag (one slot), run with EVALSHA (`register_script`; redis-py reloads a script that a
-restarted Redis forgot). Times are the caller's clock (seconds, `repr` floats): the scripts
-compare them; Redis's own expiry (PEXPIRE, relative milliseconds) only collects garbage.
+hash tag (one slot; BEGIN, NOTE and FINISH also touch a delivery kept under its conversation's
+tag), run with EVALSHA (redis-py reloads a script that a restarted Redis forgot). Times are the
+caller's clock (seconds, `repr` floats): the scripts compare them; Redis's own expiry (PEXPIRE,
+relative milliseconds) only collects garbage.
 """
 
 from __future__ import annotations
@@ -15,35 +16,43 @@ end
 return {0, redis.call('PTTL', KEYS[2])}
 """
 
-COMMIT = """
--- KEYS: conversation hash, lock. ARGV: token, version seen, mode (s store | f forget | k keep),
--- nine route fields, recent blob ('' unchanged), recent until, keep_ms (hash lifetime, <= 0 drops it).
--- Fencing: write only while holding the lock, or when the lock expired and nobody wrote since.
-local holder = redis.call('GET', KEYS[2])
-local version = redis.call('HGET', KEYS[1], 'v') or '0'
-if holder ~= ARGV[1] and (holder or version ~= ARGV[2]) then
-  return 0
-end
-local keep = tonumber(ARGV[15])
-if keep <= 0 then
-  redis.call('DEL', KEYS[1])
-else
-  if ARGV[3] == 's' then
-    redis.call('HSET', KEYS[1], 'a', ARGV[4], 'c', ARGV[5], 'l', ARGV[6], 'x', ARGV[7], 'd', ARGV[8], 'n', ARGV[9],
-               'w', ARGV[10], 'h', ARGV[11], 'g', ARGV[12])
-  elseif ARGV[3] == 'f' then
-    redis.call('HDEL', KEYS[1], 'a', 'c', 'l', 'x', 'd', 'n', 'w', 'h', 'g')
+_COMMIT = """
+-- commit(conversation hash, lock, A, i): the arguments from A[i]: token, version seen, mode
+-- (s store | f forget | k keep), nine route fields, recent blob ('' unchanged), recent until,
+-- keep_ms (hash lifetime, <= 0 drops it). Fencing: write only while holding the lock, or when the
+-- lock expired and nobody wrote since. 1 when written.
+local function commit(conv, lock, A, i)
+  local holder = redis.call('GET', lock)
+  local version = redis.call('HGET', conv, 'v') or '0'
+  if holder ~= A[i] and (holder or version ~= A[i + 1]) then
+    return 0
   end
-  if ARGV[13] ~= '' then
-    redis.call('HSET', KEYS[1], 'r', ARGV[13], 'ru', ARGV[14])
+  local keep = tonumber(A[i + 14])
+  if keep <= 0 then
+    redis.call('DEL', conv)
+  else
+    if A[i + 2] == 's' then
+      redis.call('HSET', conv, 'a', A[i + 3], 'c', A[i + 4], 'l', A[i + 5], 'x', A[i + 6], 'd', A[i + 7],
+                 'n', A[i + 8], 'w', A[i + 9], 'h', A[i + 10], 'g', A[i + 11])
+    elseif A[i + 2] == 'f' then
+      redis.call('HDEL', conv, 'a', 'c', 'l', 'x', 'd', 'n', 'w', 'h', 'g')
+    end
+    if A[i + 12] ~= '' then
+      redis.call('HSET', conv, 'r', A[i + 12], 'ru', A[i + 13])
+    end
+    redis.call('HSET', conv, 'v', tonumber(version) + 1)
+    redis.call('PEXPIRE', conv, keep)
   end
-  redis.call('HSET', KEYS[1], 'v', tonumber(version) + 1)
-  redis.call('PEXPIRE', KEYS[1], keep)
+  if holder == A[i] then
+    redis.call('DEL', lock)
+  end
+  return 1
 end
-if holder == ARGV[1] then
-  redis.call('DEL', KEYS[2])
-end
-return 1
+"""
+
+COMMIT = _COMMIT + """
+-- KEYS: conversation hash, lock. ARGV: commit's fifteen arguments.
+return commit(KEYS[1], KEYS[2], ARGV, 1)
 """
 
 RELEASE = """
@@ -167,30 +176,37 @@ keep_at_least(KEYS[1], tonumber(ARGV[5]))
 return {'first', memo, attempt}
 """
 
-COMPLETE = _MEMO + """
--- KEYS: delivery hash. ARGV: now, answer, answer until, memo ('' none), memo until, keep_ms.
-local now = tonumber(ARGV[1])
-redis.call('HSET', KEYS[1], 'a', ARGV[2], 'au', ARGV[3])
-redis.call('HDEL', KEYS[1], 't', 'tu')
-if ARGV[4] ~= '' and not live_memo(redis.call('HGET', KEYS[1], 'm'), redis.call('HGET', KEYS[1], 'mu'), now) then
-  redis.call('HSET', KEYS[1], 'm', ARGV[4], 'mu', ARGV[5])
+_DELIVERY = """
+local function complete(key, now, answer, answer_until, memo, memo_until, keep_ms)
+  redis.call('HSET', key, 'a', answer, 'au', answer_until)
+  redis.call('HDEL', key, 't', 'tu')
+  if memo ~= '' and not live_memo(redis.call('HGET', key, 'm'), redis.call('HGET', key, 'mu'), now) then
+    redis.call('HSET', key, 'm', memo, 'mu', memo_until)
+  end
+  keep_at_least(key, keep_ms)
 end
-keep_at_least(KEYS[1], tonumber(ARGV[6]))
+local function fail(key, now, token, reply, memo, memo_until, keep_ms)
+  if redis.call('HGET', key, 't') == token then
+    redis.call('HDEL', key, 't', 'tu')
+  end
+  redis.call('HSET', key, 'ft', token, 'fr', reply)
+  if memo ~= '' and not live_memo(redis.call('HGET', key, 'm'), redis.call('HGET', key, 'mu'), now) then
+    redis.call('HSET', key, 'm', memo, 'mu', memo_until)
+  end
+  keep_at_least(key, keep_ms)
+end
+"""
+
+COMPLETE = _MEMO + _DELIVERY + """
+-- KEYS: delivery hash. ARGV: now, answer, answer until, memo ('' none), memo until, keep_ms.
+complete(KEYS[1], tonumber(ARGV[1]), ARGV[2], ARGV[3], ARGV[4], ARGV[5], tonumber(ARGV[6]))
 return 1
 """
 
-FAIL = _MEMO + """
+FAIL = _MEMO + _DELIVERY + """
 -- KEYS: delivery hash. ARGV: now, token, reply ('' died without one), memo ('' none), memo until, keep_ms.
 -- Release our claim (not a newer holder's) and leave what the waiters need.
-local now = tonumber(ARGV[1])
-if redis.call('HGET', KEYS[1], 't') == ARGV[2] then
-  redis.call('HDEL', KEYS[1], 't', 'tu')
-end
-redis.call('HSET', KEYS[1], 'ft', ARGV[2], 'fr', ARGV[3])
-if ARGV[4] ~= '' and not live_memo(redis.call('HGET', KEYS[1], 'm'), redis.call('HGET', KEYS[1], 'mu'), now) then
-  redis.call('HSET', KEYS[1], 'm', ARGV[4], 'mu', ARGV[5])
-end
-keep_at_least(KEYS[1], tonumber(ARGV[6]))
+fail(KEYS[1], tonumber(ARGV[1]), ARGV[2], ARGV[3], ARGV[4], ARGV[5], tonumber(ARGV[6]))
 return 1
 """
 
