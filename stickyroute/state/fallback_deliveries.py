@@ -11,9 +11,22 @@ from dataclasses import replace
 
 from stickyroute.core.delivery import DecisionMemo, DeliveryKey
 from stickyroute.reply import Reply
-from stickyroute.state.base import Claim, ClaimState, DeliveryLog, DeliveryUnconfirmed, Lease, StateUnavailable
+from stickyroute.state.base import (
+    Claim,
+    ClaimState,
+    DeliveryLog,
+    DeliveryUnconfirmed,
+    Lease,
+    SlotUnavailable,
+    StateUnavailable,
+)
 from stickyroute.state.fallback_calls import either, quietly
-from stickyroute.state.health import BackendHealth
+from stickyroute.state.health import BackendHealth, cause_of
+
+
+def _node_down(exc: StateUnavailable | None) -> bool:
+    """One cluster node failed (not late): its slots are in an outage while the rest answer."""
+    return isinstance(exc, SlotUnavailable) and cause_of(exc) != "timeout"
 
 
 class FallbackDeliveryLog:
@@ -37,8 +50,12 @@ class FallbackDeliveryLog:
             del self._local_keys[key]
 
     def _unconfirmed(self, operation: str, exc: StateUnavailable | None) -> DeliveryUnconfirmed | None:
-        """The error to raise instead of a memory claim (counted), or None: claim in memory."""
-        if self.health.up:
+        """The error to raise instead of a memory claim (counted), or None: claim in memory.
+
+        A late reply while the backend is up is refused (503); an outage, of the whole backend
+        or of one Redis Cluster node's slots (`SlotUnavailable` not caused by a timeout: the node
+        refused or dropped the connection), follows `when_unavailable`."""
+        if self.health.up and not _node_down(exc):
             self.health.fell_back(operation, "timeout")
             return DeliveryUnconfirmed(f"{exc}: the claim was not confirmed")
         if self.health.refuse:

@@ -233,14 +233,9 @@ async def test_two_replicas_on_a_3_primary_cluster_route_as_one_process_and_a_ki
     assert stats_before == (memory_routes, memory_routes) and memory_routes == sum(per_primary.values())
     assert (len(per_primary), min(per_primary.values()) > 0) == (3, True)
     assert before == {i: agent for i, (agent, _reason) in alone_follow_up.items()}  # a follow-up stays on the route
-    # the kill: no 500, no flap of the whole backend; only updates of the failed slots' conversations
-    # were refused (503 + Retry-After, not forwarded), each forwarded once when sent again
-    def in_victim(name: str) -> bool:
-        return any(lo <= key_slot(name.encode()) <= hi for lo, hi in slots)
-
-    refusable = {FOLLOW_UP_IDS + i for i in range(CONVERSATIONS)  # its conversation's or its delivery's key
-                 if i in hit or in_victim(layout.delivery(("telegram", str(FOLLOW_UP_IDS + i))))}
-    assert (baseline.answered_as_promised(set()), platform.answered_as_promised(refusable)) == (True, True)
+    # the kill: no 5xx, no flap of the whole backend: the failed primary's slots are an outage of
+    # their own (when_unavailable = "memory": served from this process's memory, nothing refused)
+    assert (baseline.answered_as_promised(set()), platform.answered_as_promised(set())) == (True, True)
     assert (set(statuses.values()), ready, DEGRADED in logs) == ({200}, [200, 200], False)
     assert 0 < len(hit) < CONVERSATIONS
     assert {i: d for i, d in follow_up.items() if i not in hit} == {

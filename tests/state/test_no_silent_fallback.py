@@ -14,7 +14,13 @@ from prometheus_client import CollectorRegistry
 from redis import Redis
 
 from stickyroute.core.route import ConversationKey, Route
-from stickyroute.state.base import ClaimState, ConversationLimits, DeliveryUnconfirmed, RouteUnavailable
+from stickyroute.state.base import (
+    ClaimState,
+    ConversationLimits,
+    DeliveryUnconfirmed,
+    RouteUnavailable,
+    SlotUnavailable,
+)
 from stickyroute.state.fallback import FallbackConversationState, FallbackDeliveryLog
 from stickyroute.state.health import BackendHealth
 from stickyroute.state.memory import MemoryConversationState, MemoryDeliveryLog
@@ -167,3 +173,44 @@ async def test_the_summary_line_is_scheduled_once_per_interval(caplog: pytest.Lo
     assert ([r.getMessage() for r in caplog.records], health._summary) == (
         ["state: 2 operation(s) not served by redis at redis://r:6379/0 since the last summary (claim/timeout 2); "
          "it answers"], None)
+
+
+class _SlotDown:
+    """A shared delivery log whose every call fails as a cluster slot whose primary is down
+    (connection refused to that node: `cause` ConnectionRefusedError) or late (TimeoutError)."""
+
+    def __init__(self, cause: BaseException) -> None:
+        self.cause = cause
+
+    async def claim(self, keys: object, now: float) -> object:
+        raise SlotUnavailable("redis cluster node 127.0.0.1:7001 (slot 866) failed") from self.cause
+
+    async def aclose(self) -> None:
+        return None
+
+
+async def _answer_ping(_timeout_s: float) -> None:
+    return None  # the other primaries answer: the backend as a whole is up
+
+
+@pytest.mark.parametrize(("cause", "when_unavailable", "claimed", "counted"), [
+    pytest.param(ConnectionRefusedError(111, "refused"), "memory", ClaimState.FIRST, "outage", id="node-down-memory"),
+    pytest.param(ConnectionRefusedError(111, "refused"), "refuse", None, "refused", id="node-down-refuse"),
+    pytest.param(TimeoutError(), "memory", None, "timeout", id="node-late"),
+])
+async def test_a_failed_cluster_node_is_an_outage_of_its_slots_only(cause: BaseException, when_unavailable: str,
+                                                                    claimed: ClaimState | None, counted: str) -> None:
+    """A primary that refuses connections is a declared outage of its slots: `when_unavailable`
+    decides (memory: claimed in this process, at least once; refuse: 503), while the backend as a
+    whole stays up; a late reply from it is not an outage: refused, as on a single server."""
+    registry = CollectorRegistry()
+    health = BackendHealth("redis", "redis://seed", _answer_ping, registry, when_unavailable=when_unavailable)
+    deliveries = FallbackDeliveryLog(_SlotDown(cause), MemoryDeliveryLog(), health)  # type: ignore[arg-type]
+    try:
+        state: ClaimState | None = (await deliveries.claim([("telegram", "7")], T0))[0].state
+    except DeliveryUnconfirmed:
+        state = None
+    finally:
+        await health.aclose()
+    assert (state, health.up, registry.get_sample_value(
+        "stickyroute_state_fallbacks_total", {"operation": "claim", "cause": counted})) == (claimed, True, 1.0)
