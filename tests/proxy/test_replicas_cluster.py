@@ -226,6 +226,9 @@ async def test_two_replicas_on_a_3_primary_cluster_route_as_one_process_and_a_ki
             after = await read_routes(RedisStore(cluster.url, PREFIX, 2.0, mode="cluster"), CONVERSATIONS)
             together = platform.decisions(upstream)
         logs = a.log.read_text() + b.log.read_text()
+    unanswered = {u: (platform.first.get(u), platform.final.get(u)) for u in range(FOLLOW_UP_IDS, FOLLOW_UP_IDS + CONVERSATIONS)
+                  if u not in together}
+    assert unanswered == {}, unanswered  # (first, final status) of every follow-up the agent never got
     follow_up = {i: together[FOLLOW_UP_IDS + i] for i in range(CONVERSATIONS)}
     alone_follow_up = {i: alone[FOLLOW_UP_IDS + i] for i in range(CONVERSATIONS)}
     replayed = {u: d for u, d in routed.items() if u < FOLLOW_UP_IDS}
