@@ -142,18 +142,23 @@ local function keep_at_least(key, ms)
 end
 """
 
-CLAIM = _MEMO + """
+_CLAIM = """
+local function claim_delivery(key, now, token, claim_until, claim_ms)
+  local f = redis.call('HMGET', key, 'a', 'au', 'm', 'mu', 't', 'tu')
+  local memo = live_memo(f[3], f[4], now)
+  if f[1] and tonumber(f[2]) > now then return {'done', memo, f[1]} end
+  if f[5] and tonumber(f[6]) > now then return {'busy', memo, f[5]} end
+  redis.call('HSET', key, 't', token, 'tu', claim_until)
+  local attempt = redis.call('HINCRBY', key, 'n', 1)
+  keep_at_least(key, claim_ms)
+  return {'first', memo, attempt}
+end
+"""
+
+CLAIM = _MEMO + _CLAIM + """
 -- KEYS: delivery hash. ARGV: now, token, claim until, claim_ms.
 -- {'done', memo, answer} | {'busy', memo, holder token} | {'first', memo, attempt} (the caller holds it).
-local now = tonumber(ARGV[1])
-local f = redis.call('HMGET', KEYS[1], 'a', 'au', 'm', 'mu', 't', 'tu')
-local memo = live_memo(f[3], f[4], now)
-if f[1] and tonumber(f[2]) > now then return {'done', memo, f[1]} end
-if f[5] and tonumber(f[6]) > now then return {'busy', memo, f[5]} end
-redis.call('HSET', KEYS[1], 't', ARGV[2], 'tu', ARGV[3])
-local attempt = redis.call('HINCRBY', KEYS[1], 'n', 1)
-keep_at_least(KEYS[1], tonumber(ARGV[4]))
-return {'first', memo, attempt}
+return claim_delivery(KEYS[1], tonumber(ARGV[1]), ARGV[2], ARGV[3], tonumber(ARGV[4]))
 """
 
 SETTLE = _MEMO + """

@@ -6,24 +6,18 @@ same Lua as the per-step scripts of `scripts.py`.
 
 from __future__ import annotations
 
-from stickyroute.state.redis.scripts import _COMMIT, _DELIVERY, _MEMO
+from stickyroute.state.redis.scripts import _CLAIM, _COMMIT, _DELIVERY, _MEMO
 
 __all__ = ["BEGIN", "FINISH", "MEMO", "NOTE", "RENEW"]
 
-BEGIN = _MEMO + """
+BEGIN = _MEMO + _CLAIM + """
 -- KEYS: delivery hash, conversation hash, lock (one hash tag: the conversation's).
 -- ARGV: now, token, claim until, claim_ms, hold ('1' | '0'), lock token, lock_ms.
 -- CLAIM's answers; a FIRST without a first decision, when asked to hold and the lock is free,
 -- also takes the lock and reads the conversation as ACQUIRE does: {'first', false, attempt, fields}.
-local now = tonumber(ARGV[1])
-local f = redis.call('HMGET', KEYS[1], 'a', 'au', 'm', 'mu', 't', 'tu')
-local memo = live_memo(f[3], f[4], now)
-if f[1] and tonumber(f[2]) > now then return {'done', memo, f[1]} end
-if f[5] and tonumber(f[6]) > now then return {'busy', memo, f[5]} end
-redis.call('HSET', KEYS[1], 't', ARGV[2], 'tu', ARGV[3])
-local attempt = redis.call('HINCRBY', KEYS[1], 'n', 1)
-keep_at_least(KEYS[1], tonumber(ARGV[4]))
-if memo or ARGV[5] ~= '1' then return {'first', memo, attempt} end
+local claimed = claim_delivery(KEYS[1], tonumber(ARGV[1]), ARGV[2], ARGV[3], tonumber(ARGV[4]))
+if claimed[1] ~= 'first' or claimed[2] or ARGV[5] ~= '1' then return claimed end
+local attempt = claimed[3]
 if redis.call('SET', KEYS[3], ARGV[6], 'NX', 'PX', ARGV[7]) then
   return {'first', false, attempt,
           redis.call('HMGET', KEYS[2], 'a', 'c', 'l', 'x', 'd', 'n', 'w', 'h', 'g', 'v', 'r', 'ru')}
