@@ -36,6 +36,7 @@ import asyncio  # noqa: E402
 from stickyroute.core.route import ConversationKey, Route  # noqa: E402
 from stickyroute.state.base import ConversationLimits  # noqa: E402
 from stickyroute.state.memory import MemoryConversationState  # noqa: E402
+from stickyroute.state.views import RouteViews  # noqa: E402
 
 N = 100_000
 TARGET_BYTES = 1024
@@ -95,11 +96,12 @@ def measure(n: int = N) -> dict[str, float]:
         keys, key_bytes = _traced(lambda: make_keys(n))
         routes, route_bytes = _traced(lambda: make_routes(n))
         store = MemoryConversationState({"telegram": ConversationLimits(TTL_S, n)})
+        views = RouteViews(store)
         now = 1_767_225_600.0 + 600
 
-        async def put_all(pairs, at):
+        async def put_all(pairs, at):  # each route written as a decision writes it
             for k, r in pairs:
-                await store.put(k, r, at)
+                await store.commit(await store.acquire(k, at), at, store=r)
 
         pairs = list(zip(keys, routes, strict=True))
 
@@ -107,7 +109,7 @@ def measure(n: int = N) -> dict[str, float]:
             asyncio.run(put_all(pairs, now))
 
         _, store_bytes = _traced(fill)
-        assert asyncio.run(store.count("telegram", now)) == n
+        assert asyncio.run(views.count("telegram", now)) == n
         # lists holding keys/routes are bench scaffolding, not store memory
         scaffold = sys.getsizeof(keys) + sys.getsizeof(routes)
         key_bytes -= sys.getsizeof(keys)
@@ -120,14 +122,14 @@ def measure(n: int = N) -> dict[str, float]:
 
         async def touch_all():
             for k in keys:
-                route = await store.get(k, later)
-                await store.put(k, route.touched(later), later)
+                lease = await store.acquire(k, later)
+                await store.commit(lease, later, store=lease.route.touched(later))
 
         def rewrite():
             asyncio.run(touch_all())
 
         _, rewrite_bytes = _traced(rewrite)
-        assert asyncio.run(store.count("telegram", later)) == n
+        assert asyncio.run(views.count("telegram", later)) == n
         after = tracemalloc.get_traced_memory()[0]
     finally:
         tracemalloc.stop()
@@ -201,12 +203,12 @@ def rss_per_conversation(n: int = RSS_N) -> float:
 
     async def put_all() -> None:
         for k, r in zip(keys, routes, strict=True):
-            await store.put(k, r, now)
+            await store.commit(await store.acquire(k, now), now, store=r)
 
     asyncio.run(put_all())
     gc.collect()
     grown = _rss_bytes() - before - sys.getsizeof(keys) - sys.getsizeof(routes)
-    assert asyncio.run(store.count("telegram", now)) == n
+    assert asyncio.run(RouteViews(store).count("telegram", now)) == n
     return grown / n
 
 

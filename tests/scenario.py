@@ -54,6 +54,7 @@ from stickyroute.routing.signals import Ignored, Released, Signal, apply_signal
 from stickyroute.state.base import limits_for
 from stickyroute.state.budget import MemorySwitchBudget
 from stickyroute.state.memory import MemoryConversationState
+from tests.state.routes import RoutesUnderTest
 
 CHANNEL = "telegram"
 USER = "111"
@@ -376,8 +377,9 @@ class Scenario(_Base):
     def __init__(self, config: Config | None = None, classifier: ScriptedClassifier | None = None,
                  *, start: float = T0) -> None:
         super().__init__(config, classifier, start)
-        self.conversations = MemoryConversationState(limits_for(self.config), self.config.classifier.context_messages)
-        self.router = Router(self.config, self.classifier, self.conversations, self.rules)
+        self.conversations = RoutesUnderTest(MemoryConversationState(limits_for(self.config),
+                                                                     self.config.classifier.context_messages))
+        self.router = Router(self.config, self.classifier, self.conversations.backend, self.rules)
 
     async def decide(self, envelope: Envelope, now: float) -> Decision:
         return await self.router.decide(CHANNEL, envelope, now)

@@ -117,7 +117,7 @@ class AgentSignals:
             return 404, _error("not found", f"conversation: {exc.reason} token")
         if claims.channel not in self._ttl_s:
             return 404, _error("not found", f"conversation: channel {claims.channel} is not in the running config")
-        route = await self.router.state.find(claims.channel, claims.digest, now)
+        route = await self.router.state.read(claims.channel, claims.digest, now)
         if route is None:
             return 404, _error("not found", "conversation: no live route")
         if route.agent != caller:

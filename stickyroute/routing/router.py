@@ -49,8 +49,9 @@ from stickyroute.routing.envelope import KEPT_TEXT_CHARS, Envelope
 from stickyroute.routing.layer1 import Layer1
 from stickyroute.routing.rules import ChannelRules
 from stickyroute.routing.signals import Ignored, Released, Signal, apply_signal
-from stickyroute.state.base import ConversationState, Lease, LeaseTimeout, RouteUnavailable
+from stickyroute.state.base import Lease, LeaseTimeout, RouteUnavailable
 from stickyroute.state.budget import MemorySwitchBudget, SwitchBudget
+from stickyroute.state.catalogue import RouteState
 from stickyroute.state.steps import Writes
 
 
@@ -76,7 +77,7 @@ class Router:
     switches per sender (default: a bucket per sender in this process).
     """
 
-    def __init__(self, config: Config, classifier: Classifier, state: ConversationState,
+    def __init__(self, config: Config, classifier: Classifier, state: RouteState,
                  rules: Mapping[str, ChannelRules], switches: SwitchBudget | None = None) -> None:
         self.config = config
         self.classifier = classifier
@@ -138,7 +139,7 @@ class Router:
         try:
             lease = await self._acquire(key, now, deadline)
         except LeaseTimeout:
-            return busy(await self.state.get(key, now), rules)
+            return busy(await self.state.read(key.channel, key.digest(), now), rules)
         except RouteUnavailable as exc:
             return unavailable(exc.route, rules)
         try:
@@ -200,7 +201,7 @@ class Router:
         unknown channel."""
         rules = self._rules[channel]
         for _attempt in range(self._signal_attempts):
-            route = await self.state.find(channel, digest, now)
+            route = await self.state.read(channel, digest, now)
             result = apply_signal(signal, route, version, rules, now)
             if isinstance(result, Ignored) or route is None:
                 return result

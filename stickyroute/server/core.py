@@ -209,7 +209,7 @@ class ServiceCore:
                 "hits": metrics.hits_view(),
             },
             "classifier": {"provider": runtime.classifier.name, **self.stats.snapshot()},
-            "routes": {name: await self.conversations.count(name, now) for name in runtime.config.channels},
+            "routes": {name: await self.state.views.count(name, now) for name in runtime.config.channels},
             "state": self.state.health.snapshot(),
         }
 
@@ -219,7 +219,7 @@ class ServiceCore:
         now = self.clock()
         metrics = self.accounting.metrics
         for name in self.runtime.config.channels:
-            metrics.conversations.labels(name).set(await self.conversations.count(name, now))
+            metrics.conversations.labels(name).set(await self.state.views.count(name, now))
         metrics.deliveries.set(await self.deliveries.size(now))
         return generate_latest(self.registry), CONTENT_TYPE_LATEST
 

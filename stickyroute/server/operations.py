@@ -79,7 +79,7 @@ class Operations:
     async def agents(self) -> list[Json]:
         config = self.service.config
         now = self.service.clock()
-        live = {name: await self.service.conversations.census(name, now) for name in config.channels}
+        live = {name: await self.service.state.views.census(name, now) for name in config.channels}
         demo = self.service.demo
         return [{"name": a.name, "description": a.description, "aliases": list(a.aliases), "hidden": a.hidden,
                  "channels": [c.name for c in config.channels.values() if c.allows(a.name)],
@@ -116,7 +116,7 @@ class Operations:
         now = self.service.clock()
         found: list[tuple[Channel, str, Route]] = []
         for one in channels:
-            routes = await self.service.conversations.scan(one.name, now, agent=agent,
+            routes = await self.service.state.views.scan(one.name, now, agent=agent,
                                                            limit=limit if held is None else None)
             found += [(one, h, r) for h, r in routes if held is None or self._held(r, now) == held]
         found.sort(key=lambda item: item[2].last_active, reverse=True)
@@ -131,7 +131,7 @@ class Operations:
     async def conversation(self, channel: str, chat: str, sender: str, thread: str | None) -> Json:
         found = self._channel(channel)
         key = self._key(found, chat, sender, thread)
-        route = await self.service.conversations.get(key, self.service.clock())
+        route = await self.service.state.views.route_of(key, self.service.clock())
         envelope = Envelope(found.name, MessageKind.TEXT, sender_id=key.sender_id, chat_id=key.chat_id,
                             thread_id=key.thread_id, sender_aliases=(key.sender_id,))
         layer1 = Layer1(found).match(envelope)

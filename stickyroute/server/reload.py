@@ -141,6 +141,6 @@ async def _drop_unreachable_routes(service: ServiceCore, old: Config, new: Confi
         keep: tuple[str, ...] = ()
         if channel is not None:
             keep = tuple(a for a in new.agents if channel.allows(a))
-        dropped += await service.state.conversations.prune(name, keep, now)
+        dropped += await service.state.views.prune(name, keep, now)
     return dropped
 

@@ -1,8 +1,12 @@
-"""State: everything that outlives a request, behind two async protocols with `now` passed in.
+"""State: everything that outlives a request, behind async protocols with `now` passed in.
 
-    base.py     ConversationState, DeliveryLog (protocols), Lease, Claim, ClaimState, LeaseTimeout,
-                StateUnavailable (the values kept, Route, ConversationKey, DeliveryKey and DecisionMemo,
-                live in `stickyroute.core`)
+    base.py     the per-message step: ConversationState, DeliveryLog (protocols), Lease, Claim,
+                ClaimState, LeaseTimeout, StateUnavailable (the values kept, Route, ConversationKey,
+                DeliveryKey and DecisionMemo, live in `stickyroute.core`)
+    steps.py    DeliverySteps: one update of one conversation in two steps (begin, finish)
+    catalogue.py  RouteCatalogue: routes outside a decision (list, read one, compare-and-set), for
+                admin, agent hints, reloads and stats; RouteState: both faces in one backend
+    views.py    RouteViews: count, census, scan, prune, route_of, written once over any catalogue
     budget.py   ClassifierBudget, SwitchBudget (protocols), TokenBucket, MemoryBudget, MemorySwitchBudget
     memory.py   the embedded backend (one process; cachetools)
     redis/      the shared backend (replicas and workers; redis-py asyncio, Lua scripts)
@@ -27,7 +31,9 @@ from stickyroute.state.base import (
 )
 from stickyroute.state.budget import ClassifierBudget, MemoryBudget, MemorySwitchBudget, SwitchBudget, TokenBucket
 from stickyroute.state.build import StateBackends, build_state
+from stickyroute.state.catalogue import RouteCatalogue, RouteState
 from stickyroute.state.memory import MemoryConversationState, MemoryDeliveryLog
+from stickyroute.state.views import RouteViews
 
 __all__ = [
     "Claim",
@@ -42,6 +48,9 @@ __all__ = [
     "MemoryConversationState",
     "MemoryDeliveryLog",
     "MemorySwitchBudget",
+    "RouteCatalogue",
+    "RouteState",
+    "RouteViews",
     "StateBackends",
     "StateUnavailable",
     "SwitchBudget",

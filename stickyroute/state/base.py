@@ -1,8 +1,11 @@
 """The state interface: everything that outlives one request, behind three async protocols.
 
-    ConversationState   routes of conversations (agent, explicit pin, divergence candidate and
-                        counter), the recent texts the classifier may see, one decision at a time
-                        per conversation (acquire -> decide -> commit)
+    ConversationState   the per-message step on routes of conversations (agent, explicit pin,
+                        divergence candidate and counter) and the recent texts the classifier may
+                        see: one decision at a time per conversation (acquire -> decide -> commit)
+    RouteCatalogue      (state/catalogue.py) routes outside a decision, for admin, agent hints,
+                        reloads and stats: list, read one, compare-and-set; the views on it
+                        (count, census, scan, prune) are written once in state/views.py
     DeliveryLog         which platform deliveries were answered (claim -> complete | fail), the
                         stored answers, the first decision of each delivery, in-flight waiting,
                         claim leases renewed while a forward runs (`renew`)
@@ -30,10 +33,9 @@ lease and the platform's retry is forwarded again, to the agent of the first dec
 from __future__ import annotations
 
 import enum
-import heapq
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol, TypeVar
+from typing import Protocol
 
 from stickyroute.config.model import Config
 from stickyroute.core.delivery import DecisionMemo, DeliveryKey
@@ -103,7 +105,9 @@ class Lease:
 
 
 class ConversationState(Protocol):
-    """Routes per conversation key, one decision at a time per conversation."""
+    """The per-message step on routes: one decision at a time per conversation (acquire ->
+    decide -> commit | release). Reading, listing and swapping routes outside a decision is the
+    catalogue's (`stickyroute.state.catalogue.RouteCatalogue`, with its views in `state/views.py`)."""
 
     async def acquire(self, key: ConversationKey, now: float, wait_s: float | None = None) -> Lease:
         """Wait until no other decision of `key` runs, then hold it; the lease has the live route.
@@ -124,50 +128,6 @@ class ConversationState(Protocol):
         """Release without writing (the decision failed)."""
         ...
 
-    async def get(self, key: ConversationKey, now: float) -> Route | None:
-        """The live route of `key` at `now` (no lock, no refresh), or None."""
-        ...
-
-    async def put(self, key: ConversationKey, route: Route, now: float) -> None:
-        """Write a route outside a decision (admin pins, tests)."""
-        ...
-
-    async def delete(self, key: ConversationKey, now: float) -> None:
-        """Drop a route outside a decision (no error when absent)."""
-        ...
-
-    async def find(self, channel: str, digest: str, now: float) -> Route | None:
-        """The live route of the conversation of `channel` whose `ConversationKey.digest` is
-        `digest` (32 hex), or None (no lock, no refresh). For agent signals (issue #12)."""
-        ...
-
-    async def swap(self, channel: str, digest: str, expected: Route, new: Route | None, now: float) -> bool:
-        """Write `new` as that conversation's route (None: drop the route, an agent's `done`) when
-        it is still `expected` and no decision holds the conversation; False otherwise (nothing
-        written: read again with `find`)."""
-        ...
-
-    async def count(self, channel: str, now: float) -> int:
-        """Live routes of `channel` at `now`."""
-        ...
-
-    async def scan(self, channel: str, now: float, *, agent: str | None = None,
-                   limit: int | None = None) -> list[tuple[str, Route]]:
-        """The live routes of `channel` at `now` (only those to `agent` when given), most recently
-        active first, at most `limit` (None: all), each with its conversation's hashed key
-        (`ConversationKey.hashed`, the decision log's `conversation`). O(routes of the channel):
-        for the admin API, not per request."""
-        ...
-
-    async def census(self, channel: str, now: float) -> dict[str, int]:
-        """Live routes of `channel` at `now` per agent (O(routes of the channel))."""
-        ...
-
-    async def prune(self, channel: str, keep: Collection[str], now: float) -> int:
-        """Drop every route of `channel` whose agent is not in `keep` (a reload removed it from
-        the channel); how many were dropped."""
-        ...
-
     def configure(self, limits: Mapping[str, ConversationLimits], recent_messages: int) -> None:
         """Apply a reloaded config's limits and recent-text count; routes are kept (a channel
         that gained room keeps every route, one that lost room drops its least recently used)."""
@@ -176,16 +136,6 @@ class ConversationState(Protocol):
     async def aclose(self) -> None:
         """Release the backend's resources."""
         ...
-
-
-K = TypeVar("K")
-
-
-def most_recent(routes: Iterable[tuple[K, Route]], limit: int | None) -> list[tuple[K, Route]]:
-    """(key, route) pairs, most recently active first, at most `limit` (None: all)."""
-    if limit is None:
-        return sorted(routes, key=lambda item: item[1].last_active, reverse=True)
-    return heapq.nlargest(limit, routes, key=lambda item: item[1].last_active)
 
 
 class ClaimState(enum.Enum):

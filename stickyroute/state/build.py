@@ -2,7 +2,8 @@
 
     state = build_state(config, registry)     memory, or Redis behind the memory fallback
     await state.start()                       ping: unreachable is a logged warning, not a crash
-    state.conversations / state.deliveries / state.budget / state.switches / state.health
+    state.conversations / state.views / state.deliveries / state.steps / state.budget /
+    state.switches / state.health
     await state.aclose()
 
     probe(config.state) -> None | "cannot reach Redis at ...: <exact error>"   (sync, for `check`;
@@ -23,8 +24,9 @@ from typing import Any
 from prometheus_client import CollectorRegistry
 
 from stickyroute.config.model import Config, StateSettings
-from stickyroute.state.base import ConversationState, DeliveryLog, StateUnavailable, limits_for
+from stickyroute.state.base import DeliveryLog, StateUnavailable, limits_for
 from stickyroute.state.budget import ClassifierBudget, MemoryBudget, MemorySwitchBudget, SwitchBudget
+from stickyroute.state.catalogue import RouteState
 from stickyroute.state.fallback import (
     FallbackBudget,
     FallbackConversationState,
@@ -35,6 +37,7 @@ from stickyroute.state.fallback_steps import FallbackDeliverySteps
 from stickyroute.state.health import BackendHealth
 from stickyroute.state.memory import MemoryConversationState, MemoryDeliveryLog, MemoryDeliverySteps
 from stickyroute.state.steps import DeliverySteps
+from stickyroute.state.views import RouteViews
 
 LOCK_MARGIN_S = 2.0
 PROBE_TIMEOUT_S = 2.0
@@ -42,9 +45,13 @@ PROBE_TIMEOUT_S = 2.0
 
 @dataclass(slots=True)
 class StateBackends:
-    """The state of one running config: every protocol, and the shared backend's health."""
+    """The state of one running config: every protocol, and the shared backend's health.
 
-    conversations: ConversationState
+    `conversations` is the per-message step and the route catalogue (one object); `views` the
+    operators' views over that catalogue (`stickyroute.state.views`)."""
+
+    conversations: RouteState
+    views: RouteViews
     deliveries: DeliveryLog
     steps: DeliverySteps
     budget: ClassifierBudget
@@ -92,7 +99,7 @@ def build_state(config: Config, registry: CollectorRegistry | None = None) -> St
               MemorySwitchBudget())
     local_steps = MemoryDeliverySteps(memory[0], memory[1])
     if not settings.shared:
-        return StateBackends(memory[0], memory[1], local_steps, *memory[2:],
+        return StateBackends(memory[0], RouteViews(memory[0]), memory[1], local_steps, *memory[2:],
                              BackendHealth("memory", "(this process)", None, registry), shared=False)
     from stickyroute.state.redis import (
         RedisBudget,
@@ -108,8 +115,10 @@ def build_state(config: Config, registry: CollectorRegistry | None = None) -> St
     conversations = RedisConversationState(store, limits, recent, lock_ttl_s(config))
     log = RedisDeliveryLog(store, ttl_s=ttl_s, claim_ttl_s=claim_ttl_s(config))
     deliveries = FallbackDeliveryLog(log, memory[1], health)
+    routes = FallbackConversationState(conversations, memory[0], health, limits)
     return StateBackends(
-        FallbackConversationState(conversations, memory[0], health, limits),
+        routes,
+        RouteViews(routes, also_prune=[memory[0]]),  # what an outage wrote in memory is pruned too
         deliveries,
         FallbackDeliverySteps(RedisDeliverySteps(conversations, log), local_steps, health, deliveries),
         FallbackBudget(RedisBudget(store, rate), memory[2], health),

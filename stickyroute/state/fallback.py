@@ -18,29 +18,30 @@ one (cause `timeout`):
                          reply may still have taken the claim: it holds until it expires)
     acquire              RouteUnavailable with the live route this process last saw (a small
                          LRU of `SEEN_ROUTES` routes), decided without writing
-    get                  that last-seen route
+    read                 that last-seen route (the catalogue's read of one route)
     commit, complete...  the write is lost (never raised)
     budget, switches     this process's bucket
-    find, put, delete    this process's memory (admin and agent-signal paths)
     swap                 False: nothing written (the caller reads again)
 
 During a declared outage (`health.up` False) nothing is sent to the shared backend (except a
 lease it holds, given back there) until its ping answers again; each operation is served from
 memory (cause `outage`: routes stay in this process, deliveries are at least once), or, with
 `[state] when_unavailable = "refuse"`, claims raise DeliveryUnconfirmed (cause `refused`: the
-platforms hold the updates). The views (`count`, `scan`, `census`, `size`, `stored_bytes`) read
-memory during an outage without being counted.
+platforms hold the updates). The catalogue's listing (`routes`, under the views `count`, `scan`,
+`census`) and the delivery log's `size` and `stored_bytes` read memory during an outage without
+being counted.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Mapping
 
 from cachetools import LRUCache
 
 from stickyroute.core.route import ConversationKey, Route
-from stickyroute.state.base import ConversationLimits, ConversationState, Lease, RouteUnavailable, StateUnavailable
+from stickyroute.state.base import ConversationLimits, Lease, RouteUnavailable, StateUnavailable
 from stickyroute.state.budget import ClassifierBudget, SwitchBudget
+from stickyroute.state.catalogue import Conversation, RouteState
 from stickyroute.state.fallback_calls import answered, either, quietly
 from stickyroute.state.fallback_deliveries import FallbackDeliveryLog
 from stickyroute.state.health import BackendHealth
@@ -53,9 +54,10 @@ reply is late."""
 
 
 class FallbackConversationState:
-    """`ConversationState` on `shared` while `health.up`, else on `local` (see the module docstring)."""
+    """`ConversationState` and `RouteCatalogue` on `shared` while `health.up`, else on `local`
+    (see the module docstring)."""
 
-    def __init__(self, shared: ConversationState, local: ConversationState, health: BackendHealth,
+    def __init__(self, shared: RouteState, local: RouteState, health: BackendHealth,
                  limits: Mapping[str, ConversationLimits] | None = None) -> None:
         """`limits`: each channel's route TTL, to tell whether a route last seen is still live
         (a channel without: live)."""
@@ -64,18 +66,22 @@ class FallbackConversationState:
         self.health = health
         self._shared_leases: set[tuple[ConversationKey, int]] = set()
         self._limits = dict(limits or {})
-        self._seen: LRUCache[ConversationKey, Route] = LRUCache(SEEN_ROUTES)
+        self._seen: LRUCache[tuple[str, str], Route] = LRUCache(SEEN_ROUTES)
+        """Routes last seen by (channel, conversation digest)."""
 
     def _saw(self, key: ConversationKey, route: Route | None) -> None:
         if route is None:
-            self._seen.pop(key, None)
+            self._seen.pop((key.channel, key.digest()), None)
         else:
-            self._seen[key] = route
+            self._seen[(key.channel, key.digest())] = route
 
     def last_seen(self, key: ConversationKey, now: float) -> Route | None:
         """The route of `key` as this process last read or wrote it, if still live at `now`."""
-        route = self._seen.get(key)
-        limits = self._limits.get(key.channel)
+        return self._last_seen(key.channel, key.digest(), now)
+
+    def _last_seen(self, channel: str, digest: str, now: float) -> Route | None:
+        route = self._seen.get((channel, digest))
+        limits = self._limits.get(channel)
         if route is None or (limits is not None and route.expires_at(limits.ttl_s) <= now):
             return None
         return route
@@ -122,29 +128,22 @@ class FallbackConversationState:
             return
         await self.local.release(lease)
 
-    async def get(self, key: ConversationKey, now: float) -> Route | None:
+    async def routes(self, channel: str, now: float) -> list[tuple[Conversation, Route]]:
+        return await either(self.health, None, lambda: self.shared.routes(channel, now),
+                             lambda: self.local.routes(channel, now))
+
+    async def read(self, channel: str, digest: str, now: float) -> Route | None:
         """While the backend is up but late: the route this process last saw (`last_seen`)."""
         if self.health.up:
-            ok, route = await answered(self.health, "get", lambda: self.shared.get(key, now))
+            ok, route = await answered(self.health, "read", lambda: self.shared.read(channel, digest, now))
             if ok:
                 if route is not None:
-                    self._saw(key, route)
+                    self._seen[(channel, digest)] = route
                 return route
             if self.health.up:
-                return self.last_seen(key, now)
-        self.health.fell_back("get", "outage")
-        return await self.local.get(key, now)
-
-    async def put(self, key: ConversationKey, route: Route, now: float) -> None:
-        await either(self.health, "put", lambda: self.shared.put(key, route, now),
-                      lambda: self.local.put(key, route, now))
-
-    async def delete(self, key: ConversationKey, now: float) -> None:
-        await either(self.health, "delete", lambda: self.shared.delete(key, now), lambda: self.local.delete(key, now))
-
-    async def find(self, channel: str, digest: str, now: float) -> Route | None:
-        return await either(self.health, "find", lambda: self.shared.find(channel, digest, now),
-                             lambda: self.local.find(channel, digest, now))
+                return self._last_seen(channel, digest, now)
+        self.health.fell_back("read", "outage")
+        return await self.local.read(channel, digest, now)
 
     async def swap(self, channel: str, digest: str, expected: Route, new: Route | None, now: float) -> bool:
         """False (nothing written) when the backend is up but did not answer."""
@@ -155,29 +154,6 @@ class FallbackConversationState:
                 return bool(swapped)
         self.health.fell_back("swap", "outage")
         return await self.local.swap(channel, digest, expected, new, now)
-
-    async def count(self, channel: str, now: float) -> int:
-        return await either(self.health, None, lambda: self.shared.count(channel, now),
-                             lambda: self.local.count(channel, now))
-
-    async def scan(self, channel: str, now: float, *, agent: str | None = None,
-                   limit: int | None = None) -> list[tuple[str, Route]]:
-        return await either(self.health, None, lambda: self.shared.scan(channel, now, agent=agent, limit=limit),
-                             lambda: self.local.scan(channel, now, agent=agent, limit=limit))
-
-    async def census(self, channel: str, now: float) -> dict[str, int]:
-        return await either(self.health, None, lambda: self.shared.census(channel, now),
-                             lambda: self.local.census(channel, now))
-
-    async def prune(self, channel: str, keep: Collection[str], now: float) -> int:
-        """Both: routes written to memory during an outage go to removed agents too."""
-        dropped = await self.local.prune(channel, keep, now)
-        if self.health.up:
-            try:
-                dropped += await self.shared.prune(channel, keep, now)
-            except StateUnavailable as exc:
-                self.health.failed(exc)
-        return dropped
 
     def configure(self, limits: Mapping[str, ConversationLimits], recent_messages: int) -> None:
         self._limits = dict(limits)

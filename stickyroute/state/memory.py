@@ -3,8 +3,10 @@
 Routes live in one `cachetools.TLRUCache` per channel (at most `max_conversations`, least
 recently used dropped first, each route expiring `ttl_s` after its `last_active`, or later while a
 human desk holds it: `Route.expires_at`); recent texts in
-a `TTLCache` per channel; the keys of written routes by `ConversationKey.digest` in an `LRUCache`
-per channel of the same bound (agent signals name a conversation by digest, issue #12). The
+a `TTLCache` per channel; the keys of written routes by `ConversationKey.digest` in a dict per
+channel (agent signals and the catalogue name a conversation by digest, issue #12) that holds
+every route's key: a key whose route is gone stays until the dict reaches twice the channel's
+bound, then those are swept in one pass (amortised O(1) per write). The
 delivery log lives in `stickyroute.state.memory_deliveries` (re-exported here).
 
 Time: the caches' timer reads `_NOW`, a `ContextVar` that every method sets to its `now` argument
@@ -18,15 +20,15 @@ dropped when its last user leaves). Not thread-safe: one event loop.
 from __future__ import annotations
 
 import asyncio
-from collections import Counter
-from collections.abc import Callable, Collection, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 
-from cachetools import Cache, LRUCache, TLRUCache, TTLCache
+from cachetools import Cache, TLRUCache, TTLCache
 
 from stickyroute.core.route import ConversationKey, Route
 from stickyroute.state._now import NOW as _NOW
 from stickyroute.state._now import timer as _timer
-from stickyroute.state.base import ConversationLimits, Lease, LeaseTimeout, most_recent
+from stickyroute.state.base import ConversationLimits, Lease, LeaseTimeout
+from stickyroute.state.catalogue import Conversation
 from stickyroute.state.memory_deliveries import (
     DELIVERY_TTL_S,
     MAX_MEMOS,
@@ -50,7 +52,7 @@ def _idle_expiry(ttl_s: float) -> Callable[[ConversationKey, Route, float], floa
 
 
 class MemoryConversationState:
-    """`ConversationState` in this process (see the module docstring).
+    """`ConversationState` and `RouteCatalogue` in this process (see the module docstring).
 
     `limits` gives each channel's TTL and bound; `recent_messages` how many texts per
     conversation the classifier may see as context (0 keeps none). KeyError for a channel
@@ -63,7 +65,7 @@ class MemoryConversationState:
         self._routes: dict[str, TLRUCache[ConversationKey, Route]] = {}
         self._recent: dict[str, TTLCache[ConversationKey, tuple[str, ...]]] = {}
         self._locks: dict[ConversationKey, tuple[asyncio.Lock, int]] = {}
-        self._digests: dict[str, LRUCache[str, ConversationKey]] = {}
+        self._digests: dict[str, dict[str, ConversationKey]] = {}
         self._tokens = 0
         self.configure(limits, recent_messages)
 
@@ -77,30 +79,40 @@ class MemoryConversationState:
             for key, route in self._snapshot(channel):  # oldest first: a smaller bound keeps the newest
                 routes[key] = route
             self._routes[channel] = routes
-            digests: LRUCache[str, ConversationKey] = LRUCache(maxsize=size)
-            for key, _route in self._snapshot(channel):
-                digests[key.digest()] = key
-            self._digests[channel] = digests
+            self._digests[channel] = {key.digest(): key for key in Cache.__iter__(routes)}
             self._recent.pop(channel, None)
             if recent_messages > 0:  # recent texts are only context: a changed bound starts them afresh
                 self._recent[channel] = TTLCache(maxsize=size, ttl=limit.ttl_s, timer=_timer)
             self._limits[channel] = limit
         self._recent_messages = recent_messages  # a removed channel keeps its caches for requests in flight
 
+    def _findable(self, key: ConversationKey) -> None:
+        """Name `key` by its digest (its route was just written); sweep the keys of dropped routes
+        when the channel's dict holds twice its bound."""
+        digests, routes = self._digests[key.channel], self._routes[key.channel]
+        digests[key.digest()] = key
+        if len(digests) > 2 * routes.maxsize:
+            self._digests[key.channel] = {d: k for d, k in digests.items() if Cache.__contains__(routes, k)}
+
     def _snapshot(self, channel: str) -> list[tuple[ConversationKey, Route]]:
         """The channel's live routes, least recently active first, without touching their LRU order."""
-        routes = self._routes.get(channel)
-        if routes is None:
-            return []
-        return sorted(self._peek(routes), key=lambda item: item[1].last_active)
+        return sorted(self._peek(channel), key=lambda item: item[1].last_active)
 
-    @staticmethod
-    def _peek(routes: TLRUCache[ConversationKey, Route]) -> Iterator[tuple[ConversationKey, Route]]:
-        """Every live (key, route) of a cache at the current `_NOW`: iteration yields live keys
-        only, and `Cache.__getitem__` reads one without moving it in the LRU order (a scan by
-        an operator must not decide which route is dropped next)."""
-        for key in routes:
-            yield key, Cache.__getitem__(routes, key)
+    def _peek(self, channel: str) -> Iterator[tuple[ConversationKey, Route]]:
+        """Every live (key, route) of a channel at the current `_NOW` (`Route.expires_at`), on a
+        snapshot of its keys. `Cache.__getitem__` reads a route without moving it in the LRU
+        order (a scan by an operator must not decide which route is dropped next)."""
+        routes, limit = self._routes.get(channel), self._limits.get(channel)
+        if routes is None or limit is None:
+            return
+        ttl_s, now = limit.ttl_s, _NOW.get()
+        for key in list(Cache.__iter__(routes)):
+            try:
+                route = Cache.__getitem__(routes, key)
+            except KeyError:
+                continue
+            if route.expires_at(ttl_s) > now:
+                yield key, route
 
     async def acquire(self, key: ConversationKey, now: float, wait_s: float | None = None) -> Lease:
         lock, users = self._locks.get(key, (None, 0))
@@ -135,7 +147,7 @@ class MemoryConversationState:
                 routes.pop(key, None)
             elif store is not None:
                 routes[key] = store
-                self._digests[key.channel][key.digest()] = key  # findable by digest (agent signals)
+                self._findable(key)
             recent = self._recent.get(key.channel)
             if recent is not None and text:
                 recent[key] = (*recent.get(key, ()), text)[-self._recent_messages:]
@@ -154,18 +166,16 @@ class MemoryConversationState:
         else:
             self._locks[key] = (lock, users - 1)
 
-    async def get(self, key: ConversationKey, now: float) -> Route | None:
+    async def routes(self, channel: str, now: float) -> list[tuple[Conversation, Route]]:
         _NOW.set(now)
-        return self._routes[key.channel].get(key)
+        return list(self._peek(channel))
 
-    async def put(self, key: ConversationKey, route: Route, now: float) -> None:
-        _NOW.set(now)
-        self._routes[key.channel][key] = route
-        self._digests[key.channel][key.digest()] = key
-
-    async def find(self, channel: str, digest: str, now: float) -> Route | None:
+    async def read(self, channel: str, digest: str, now: float) -> Route | None:
         key = self._digests[channel].get(digest)
-        return None if key is None else await self.get(key, now)
+        if key is None:
+            return None
+        _NOW.set(now)
+        return self._routes[channel].get(key)
 
     async def swap(self, channel: str, digest: str, expected: Route, new: Route | None, now: float) -> bool:
         key = self._digests[channel].get(digest)
@@ -180,35 +190,6 @@ class MemoryConversationState:
         else:
             routes[key] = new
         return True
-
-    async def delete(self, key: ConversationKey, now: float) -> None:
-        _NOW.set(now)
-        self._routes[key.channel].pop(key, None)
-
-    async def count(self, channel: str, now: float) -> int:
-        _NOW.set(now)
-        routes = self._routes[channel]
-        routes.expire()
-        return len(routes)
-
-    async def scan(self, channel: str, now: float, *, agent: str | None = None,
-                   limit: int | None = None) -> list[tuple[str, Route]]:
-        _NOW.set(now)
-        live = [(key, route) for key, route in self._peek(self._routes[channel])
-                if agent is None or route.agent == agent]
-        return [(key.hashed(), route) for key, route in most_recent(live, limit)]  # hash only what is returned
-
-    async def census(self, channel: str, now: float) -> dict[str, int]:
-        _NOW.set(now)
-        return dict(Counter(route.agent for _key, route in self._peek(self._routes[channel])))
-
-    async def prune(self, channel: str, keep: Collection[str], now: float) -> int:
-        _NOW.set(now)
-        routes = self._routes[channel]
-        doomed = [key for key, route in self._peek(routes) if route.agent not in keep]
-        for key in doomed:
-            routes.pop(key, None)
-        return len(doomed)
 
     async def aclose(self) -> None:
         return None

@@ -139,7 +139,7 @@ class Proxy:
     async def live_routes(self, channel: str) -> int:
         """Live routes of `channel` in the service's state backend, at its clock's time."""
         assert self.service.dispatcher is not None
-        return await self.service.conversations.count(channel, self.service.dispatcher.clock())
+        return await self.service.state.views.count(channel, self.service.dispatcher.clock())
 
     async def get(self, path: str) -> httpx.Response:
         assert self.client is not None

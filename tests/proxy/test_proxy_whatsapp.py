@@ -162,10 +162,10 @@ async def test_status_goes_to_recipient_route_and_touches_nothing(tmp_path):
             before = await proxy.post("/webhooks/whatsapp", status)
             await proxy.post("/webhooks/whatsapp", whatsapp_text([("15550000001", "wamid.S1", "/agent billing")]))
             key = ConversationKey("whatsapp", "15550000001", None, "15550000001")
-            route = await proxy.service.conversations.get(key, proxy.service.dispatcher.clock())
+            route = await proxy.service.state.views.route_of(key, proxy.service.dispatcher.clock())
             again = status.replace(b"wamid.OUT1", b"wamid.OUT2")
             after = await proxy.post("/webhooks/whatsapp", again)
-            route_after = await proxy.service.conversations.get(key, route.last_active)
+            route_after = await proxy.service.state.views.route_of(key, route.last_active)
         assert (before.status_code, after.status_code) == (200, 200)
         assert len(ups["general"].requests) == 1 and len(ups["billing"].requests) == 2
         assert ups["billing"].requests[1].header_values(b"x-stickyroute-reason") == [b"status"]

@@ -73,12 +73,12 @@ async def test_a_user_event_follows_the_live_route_without_refreshing_it(tmp_pat
         config = write_config(tmp_path, ups, whatsapp=WHATSAPP, agents=AGENTS, top=TOP)
         async with Proxy(config) as proxy:
             await proxy.post("/webhooks/whatsapp", whatsapp_text([("15550000003", "wamid.1", "/agent coder")]))
-            state = proxy.service.conversations
+            state = proxy.service.state.views
             key = ConversationKey("whatsapp", "15550000003", None, "15550000003")
-            before = await state.get(key, proxy.service.dispatcher.clock())
+            before = await state.route_of(key, proxy.service.dispatcher.clock())
             for raw in (prefs, echo):
                 assert (await proxy.post("/webhooks/whatsapp", raw)).status_code == 200
-            after = await state.get(key, proxy.service.dispatcher.clock())
+            after = await state.route_of(key, proxy.service.dispatcher.clock())
     assert reasons(ups["coder"]) == [b"explicit", b"user_event", b"user_event"]
     assert after == before
 

@@ -26,6 +26,7 @@ from stickyroute.state.redis import RedisConversationState, RedisStore
 from tests.proxy.harness import telegram_text
 from tests.proxy.processes import HEADERS, ROOT, ProxyProcess, RecordingAgent, write_replica_config
 from tests.redis_server import flush_prefix, private_prefix, require_redis
+from tests.state.routes import RoutesUnderTest
 
 CORPUS = ROOT / "eval" / "corpus" / "dev.jsonl"
 AGENTS = ROOT / "tests" / "replay" / "data" / "agents.toml"
@@ -149,8 +150,8 @@ async def test_a_restart_keeps_route_and_counter_and_answers_an_old_redelivery_f
                     await client.post(one.url + "/tg", content=body, headers=HEADERS)
         alone = decisions(upstream)
     with RecordingAgent() as upstream:
-        routes = RedisConversationState(RedisStore(*redis_prefix, op_timeout_s=2.0),
-                                        {"telegram": ConversationLimits(1800.0, 100_000)})
+        routes = RoutesUnderTest(RedisConversationState(RedisStore(*redis_prefix, op_timeout_s=2.0),
+                                                        {"telegram": ConversationLimits(1800.0, 100_000)}))
         config = write_replica_config(tmp_path / "redis.toml", upstream.url, agents, state=redis_state(*redis_prefix))
         with ProxyProcess(config) as proxy:
             async with httpx.AsyncClient(timeout=GUARD_S) as client:

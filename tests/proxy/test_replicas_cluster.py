@@ -30,6 +30,7 @@ from tests.proxy.harness import telegram_text
 from tests.proxy.processes import HEADERS, ProxyProcess, RecordingAgent, write_replica_config
 from tests.proxy.test_replicas import AGENTS, CONVERSATIONS, CORPUS, GUARD_S, PARALLEL, Decisions
 from tests.redis_server import OwnCluster, OwnSentinel
+from tests.state.routes import RoutesUnderTest
 
 PREFIX = "sr-cluster:"
 FOLLOW_UP = "ok, thanks"
@@ -163,7 +164,7 @@ def routes_count(proxy: ProxyProcess) -> int:
 
 async def read_routes(store: RedisStore, count: int) -> dict[int, str | None]:
     """The agent of every conversation's route as Redis holds it (`store` is closed after)."""
-    state = RedisConversationState(store, {"telegram": ConversationLimits(30 * 24 * 3600.0, 1_000_000)})
+    state = RoutesUnderTest(RedisConversationState(store, {"telegram": ConversationLimits(30 * 24 * 3600.0, 1_000_000)}))
     now = clock.now()
     try:
         found: list[Route | None] = [await state.get(conversation(i), now) for i in range(count)]

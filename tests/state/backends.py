@@ -1,6 +1,6 @@
 """State backends under the contract suite, and the constants the contract tests share.
 
-`conversations` is a ConversationState with TTL `TTL_S` and room for `MAX_CONVERSATIONS` routes
+`conversations` is a backend's routes (`RoutesUnderTest`: step, catalogue and views) with TTL `TTL_S` and room for `MAX_CONVERSATIONS` routes
 on channels `telegram` and `whatsapp`, keeping `RECENT` texts per conversation; `deliveries` a
 DeliveryLog keeping answers `DELIVERY_TTL_S`; `switches` a SwitchBudget. Add a backend by adding its name to `BACKENDS` and
 a branch to the two factories: the contract tests run on it unchanged.
@@ -11,11 +11,12 @@ a branch to the two factories: the contract tests run on it unchanged.
 
 from __future__ import annotations
 
-from stickyroute.state.base import ConversationLimits, ConversationState, DeliveryLog
+from stickyroute.state.base import ConversationLimits, DeliveryLog
 from stickyroute.state.budget import MemorySwitchBudget, SwitchBudget
 from stickyroute.state.memory import MemoryConversationState, MemoryDeliveryLog
 from stickyroute.state.redis import RedisConversationState, RedisDeliveryLog, RedisStore, RedisSwitchBudget
 from tests.redis_server import flush_prefix, private_prefix, require_redis
+from tests.state.routes import RoutesUnderTest
 
 T0 = 1_700_000_000.0
 TTL_S = 1800.0
@@ -45,12 +46,12 @@ class _FlushingDeliveries(RedisDeliveryLog):
         await super().aclose()
 
 
-def make_conversations(backend: str, recent: int = RECENT) -> ConversationState:
+def make_conversations(backend: str, recent: int = RECENT) -> RoutesUnderTest:
     limits = {channel: ConversationLimits(TTL_S, MAX_CONVERSATIONS) for channel in CHANNELS}
     if backend == "memory":
-        return MemoryConversationState(limits, recent_messages=recent)
+        return RoutesUnderTest(MemoryConversationState(limits, recent_messages=recent))
     if backend == "redis":
-        return _FlushingConversations(redis_store(), limits, recent_messages=recent)
+        return RoutesUnderTest(_FlushingConversations(redis_store(), limits, recent_messages=recent))
     raise ValueError(backend)
 
 

@@ -6,13 +6,14 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from stickyroute.state.base import ConversationState, DeliveryLog
+from stickyroute.state.base import DeliveryLog
 from stickyroute.state.budget import SwitchBudget
 from tests.state.backends import BACKENDS, make_conversations, make_deliveries, make_switches
+from tests.state.routes import RoutesUnderTest
 
 
 @pytest.fixture(params=BACKENDS)
-async def conversations(request: pytest.FixtureRequest) -> AsyncIterator[ConversationState]:
+async def conversations(request: pytest.FixtureRequest) -> AsyncIterator[RoutesUnderTest]:
     state = make_conversations(request.param)
     yield state
     await state.aclose()

@@ -9,9 +9,10 @@ import random
 import pytest
 
 from stickyroute.core.route import ConversationKey, Route
-from stickyroute.state.base import ConversationLimits, ConversationState
+from stickyroute.state.base import ConversationLimits
 from stickyroute.state.budget import SwitchBudget, TokenBucket
 from tests.state.backends import CHANNELS, MAX_CONVERSATIONS, T0, TTL_S
+from tests.state.routes import RoutesUnderTest
 
 A = ConversationKey("telegram", "111", None, "111")
 B = ConversationKey("telegram", "-1001", "7", "222")
@@ -23,14 +24,14 @@ def route(agent: str, at: float = T0, **kw: object) -> Route:
     return Route(agent, chosen_at=at, last_active=at, **kw)  # type: ignore[arg-type]
 
 
-async def seed(conversations: ConversationState) -> None:
+async def seed(conversations: RoutesUnderTest) -> None:
     await conversations.put(A, route("coder", T0, reason="classified"), T0)
     await conversations.put(B, route("ops", T0 + 5, explicit=True, reason="explicit"), T0 + 5)
     await conversations.put(C, route("coder", T0 + 9, candidate="ops", counter=1, reason="divergence_pending"), T0 + 9)
     await conversations.put(W, route("coder", T0 + 1), T0 + 1)
 
 
-async def test_the_reason_that_chose_the_route_is_kept_with_it(conversations: ConversationState) -> None:
+async def test_the_reason_that_chose_the_route_is_kept_with_it(conversations: RoutesUnderTest) -> None:
     await conversations.put(A, route("coder", reason="llm_confirmed"), T0)
     lease = await conversations.acquire(A, T0 + 1)
     await conversations.commit(lease, T0 + 1, store=route("ops", T0 + 1, reason="explicit"))
@@ -38,7 +39,7 @@ async def test_the_reason_that_chose_the_route_is_kept_with_it(conversations: Co
         route("coder", reason="llm_confirmed"), route("ops", T0 + 1, reason="explicit"))
 
 
-async def test_scan_lists_live_routes_most_recent_first_with_the_logged_hash(conversations: ConversationState) -> None:
+async def test_scan_lists_live_routes_most_recent_first_with_the_logged_hash(conversations: RoutesUnderTest) -> None:
     await seed(conversations)
     assert await conversations.scan("telegram", T0 + 10) == [
         (C.hashed(), route("coder", T0 + 9, candidate="ops", counter=1, reason="divergence_pending")),
@@ -47,7 +48,7 @@ async def test_scan_lists_live_routes_most_recent_first_with_the_logged_hash(con
     ]
 
 
-async def test_scan_filters_by_agent_limits_and_skips_expired_routes(conversations: ConversationState) -> None:
+async def test_scan_filters_by_agent_limits_and_skips_expired_routes(conversations: RoutesUnderTest) -> None:
     await seed(conversations)
     coder = await conversations.scan("telegram", T0 + 10, agent="coder")
     first = await conversations.scan("telegram", T0 + 10, limit=1)
@@ -57,14 +58,14 @@ async def test_scan_filters_by_agent_limits_and_skips_expired_routes(conversatio
     assert await conversations.scan("whatsapp", T0 + 10, agent="ops") == []
 
 
-async def test_census_counts_live_routes_per_agent(conversations: ConversationState) -> None:
+async def test_census_counts_live_routes_per_agent(conversations: RoutesUnderTest) -> None:
     await seed(conversations)
     assert (await conversations.census("telegram", T0 + 10), await conversations.census("whatsapp", T0 + 10),
             await conversations.census("telegram", T0 + TTL_S + 6)) == ({"coder": 2, "ops": 1}, {"coder": 1},
                                                                         {"coder": 1})
 
 
-async def test_prune_drops_only_routes_to_agents_not_kept(conversations: ConversationState) -> None:
+async def test_prune_drops_only_routes_to_agents_not_kept(conversations: RoutesUnderTest) -> None:
     await seed(conversations)
     dropped = await conversations.prune("telegram", {"ops", "support"}, T0 + 10)
     assert (dropped, await conversations.get(A, T0 + 10), await conversations.get(B, T0 + 10),
@@ -73,7 +74,28 @@ async def test_prune_drops_only_routes_to_agents_not_kept(conversations: Convers
     assert await conversations.prune("telegram", {"ops"}, T0 + 10) == 0
 
 
-async def test_configure_keeps_routes_and_adds_new_channels(conversations: ConversationState) -> None:
+async def test_prune_leaves_a_route_a_decision_holds_to_that_decision(conversations: RoutesUnderTest) -> None:
+    await seed(conversations)
+    lease = await conversations.acquire(A, T0 + 10)  # A's decision runs during the reload
+    dropped = await conversations.prune("telegram", {"ops"}, T0 + 10)
+    held = await conversations.get(A, T0 + 10)
+    await conversations.commit(lease, T0 + 10, forget=True)
+    assert (dropped, held, await conversations.get(A, T0 + 11), await conversations.get(C, T0 + 11)) == (
+        1, route("coder", T0, reason="classified"), None, None)
+
+
+async def test_a_route_listed_by_the_catalogue_names_its_conversation_by_digest(conversations: RoutesUnderTest
+                                                                                 ) -> None:
+    await seed(conversations)
+    listed = {conversation.digest(): route for conversation, route in await conversations.routes("telegram", T0 + 10)}
+    assert listed == {A.digest(): route("coder", T0, reason="classified"),
+                      B.digest(): route("ops", T0 + 5, explicit=True, reason="explicit"),
+                      C.digest(): route("coder", T0 + 9, candidate="ops", counter=1, reason="divergence_pending")}
+    assert [await conversations.read("telegram", d, T0 + 10) for d in (A.digest(), "0" * 32)] == [
+        route("coder", T0, reason="classified"), None]
+
+
+async def test_configure_keeps_routes_and_adds_new_channels(conversations: RoutesUnderTest) -> None:
     await seed(conversations)
     limits = {name: ConversationLimits(2 * TTL_S, MAX_CONVERSATIONS) for name in (*CHANNELS, "slack")}
     conversations.configure(limits, 2)

@@ -18,6 +18,7 @@ from stickyroute.state.memory import MemoryConversationState, MemoryDeliveryLog,
 from stickyroute.state.redis import RedisConversationState, RedisDeliveryLog, RedisDeliverySteps, RedisStore
 from stickyroute.state.steps import DeliverySteps, Writes
 from tests.redis_server import flush_prefix, private_prefix, require_redis
+from tests.state.routes import RoutesUnderTest
 
 T0 = 1_700_000_000.0
 LIMITS = {"telegram": ConversationLimits(1800.0, 1000)}
@@ -64,7 +65,7 @@ async def test_begin_holds_the_conversation_finish_commits_and_completes(backend
     assert (busy.claim, busy.lease) == (Claim(ClaimState.FIRST), None)
     assert (await steps.begin(key, CONV, T0, hold=True)).claim == Claim(ClaimState.IN_FLIGHT)
     await steps.finish(key, begun.lease, Writes(store=ROUTE), OK, MEMO, T0 + 1)
-    assert await backend.conversations.get(CONV, T0 + 1) == ROUTE
+    assert await RoutesUnderTest(backend.conversations).get(CONV, T0 + 1) == ROUTE
     assert (await steps.begin(key, CONV, T0 + 2, hold=True)).claim == Claim(ClaimState.DONE, OK, MEMO)
     await backend.deliveries.fail([other], None, T0 + 2)
     again = await steps.begin(other, CONV, T0 + 3, hold=True)  # free again after finish

@@ -19,6 +19,7 @@ from stickyroute.state.health import BackendHealth
 from stickyroute.state.memory import MemoryConversationState, MemoryDeliveryLog
 from stickyroute.state.redis import RedisBudget, RedisConversationState, RedisDeliveryLog, RedisStore
 from tests.redis_server import OwnRedis
+from tests.state.routes import RoutesUnderTest
 
 T0 = 1_700_000_000.0
 A = ConversationKey("telegram", "1", None, "1")
@@ -33,8 +34,8 @@ class Parts:
         self.store = RedisStore(redis.url, "fb:", op_timeout_s=0.5)
         self.health = BackendHealth("redis", self.store.url, self.store.ping, self.registry, interval_s=0.05)
         self.memory = MemoryConversationState(LIMITS)
-        self.conversations = FallbackConversationState(RedisConversationState(self.store, LIMITS), self.memory,
-                                                       self.health)
+        self.conversations = RoutesUnderTest(FallbackConversationState(
+            RedisConversationState(self.store, LIMITS), self.memory, self.health))
         self.memory_log = MemoryDeliveryLog()
         self.deliveries = FallbackDeliveryLog(RedisDeliveryLog(self.store), self.memory_log, self.health)
         self.budget = FallbackBudget(RedisBudget(self.store, 1.0), MemoryBudget(1.0), self.health)
@@ -72,7 +73,7 @@ async def test_a_redis_lease_is_committed_to_redis_and_a_memory_lease_to_memory(
     redis.start()
     back = await _until_up(p.health)
     after = await p.conversations.get(A, T0 + 3)  # the new, empty Redis: the outage's route stayed in memory
-    assert (down, during, back, p.gauge(), after, await p.memory.get(A, T0 + 3)) == (
+    assert (down, during, back, p.gauge(), after, await RoutesUnderTest(p.memory).get(A, T0 + 3)) == (
         (False, 0.0), Route("billing", T0 + 1, T0 + 1), True, 1.0, None, Route("billing", T0 + 1, T0 + 1))
 
 

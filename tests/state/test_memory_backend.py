@@ -7,6 +7,7 @@ from stickyroute.core.route import ConversationKey, Route
 from stickyroute.reply import Reply
 from stickyroute.state.base import ClaimState, ConversationLimits
 from stickyroute.state.memory import MemoryConversationState, MemoryDeliveryLog
+from tests.state.routes import RoutesUnderTest
 
 T0 = 1_700_000_000.0
 TTL = 1800.0
@@ -20,8 +21,8 @@ def route(at: float = T0) -> Route:
     return Route("coder", chosen_at=at, last_active=at)
 
 
-def state(max_conversations: int) -> MemoryConversationState:
-    return MemoryConversationState({"telegram": ConversationLimits(TTL, max_conversations)})
+def state(max_conversations: int) -> RoutesUnderTest:
+    return RoutesUnderTest(MemoryConversationState({"telegram": ConversationLimits(TTL, max_conversations)}))
 
 
 async def test_least_recently_used_route_is_evicted_at_max_conversations() -> None:
@@ -47,6 +48,16 @@ async def test_expired_routes_are_dropped_before_a_live_one_is_evicted() -> None
     await routes.get(key(2), T0 - TTL)  # the expired one is the most recently used
     await routes.put(key(3), route(T0), T0)
     assert [await routes.get(key(n), T0) is not None for n in (1, 2, 3)] == [True, False, True]
+
+
+async def test_every_live_route_stays_findable_by_digest_and_dropped_keys_are_swept() -> None:
+    routes = state(2)
+    for n in range(1, 11):
+        await routes.put(key(n), route(), T0)
+        await routes.get(key(1), T0)  # key 1 read every time: the least recently used is another
+    named = routes.backend._digests["telegram"]  # type: ignore[attr-defined]
+    assert ([await routes.find("telegram", key(n).digest(), T0) is not None for n in (1, 9, 10)],
+            len(named) <= 4, key(1).digest() in named) == ([True, False, True], True, True)
 
 
 async def test_stored_answers_are_bounded_by_size_least_recently_used_first() -> None:

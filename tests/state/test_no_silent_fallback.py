@@ -26,6 +26,7 @@ from stickyroute.state.health import BackendHealth
 from stickyroute.state.memory import MemoryConversationState, MemoryDeliveryLog
 from stickyroute.state.redis import RedisConversationState, RedisDeliveryLog, RedisStore
 from tests.redis_server import OwnRedis
+from tests.state.routes import RoutesUnderTest
 
 T0 = 1_700_000_000.0
 A = ConversationKey("telegram", "1", None, "1")
@@ -42,8 +43,8 @@ class Parts:
         self.health = BackendHealth("redis", self.store.url, self.store.ping, self.registry, interval_s=0.05,
                                     when_unavailable=when_unavailable)
         self.memory = MemoryConversationState(LIMITS)
-        self.conversations = FallbackConversationState(RedisConversationState(self.store, LIMITS), self.memory,
-                                                       self.health, LIMITS)
+        self.conversations = RoutesUnderTest(FallbackConversationState(
+            RedisConversationState(self.store, LIMITS), self.memory, self.health, LIMITS))
         self.memory_log = MemoryDeliveryLog()
         self.deliveries = FallbackDeliveryLog(RedisDeliveryLog(self.store), self.memory_log, self.health)
 
@@ -104,9 +105,9 @@ async def test_a_route_redis_did_not_answer_is_the_one_this_process_last_saw(red
         read = await parts.conversations.get(A, T0 + 1)
     finally:
         unpause(paused)
-    written = await parts.memory.get(A, T0 + 1)
+    written = await RoutesUnderTest(parts.memory).get(A, T0 + 1)
     assert (seen.value.route, unseen.value.route, read, written, parts.counted("acquire", "timeout"),
-            parts.counted("get", "timeout")) == (Route("coder", T0, T0), None, Route("coder", T0, T0), None, 2.0, 1.0)
+            parts.counted("read", "timeout")) == (Route("coder", T0, T0), None, Route("coder", T0, T0), None, 2.0, 1.0)
 
 
 async def test_a_route_last_seen_is_forgotten_when_it_expires_or_is_dropped(parts: Parts) -> None:
@@ -116,8 +117,8 @@ async def test_a_route_last_seen_is_forgotten_when_it_expires_or_is_dropped(part
         if forget:
             lease = await parts.conversations.acquire(key, T0 + 1)
             await parts.conversations.commit(lease, T0 + 1, forget=True)
-    assert (parts.conversations.last_seen(A, T0 + 1799), parts.conversations.last_seen(A, T0 + 1800),
-            parts.conversations.last_seen(B, T0 + 2)) == (Route("coder", T0, T0), None, None)
+    assert (parts.conversations.backend.last_seen(A, T0 + 1799), parts.conversations.backend.last_seen(A, T0 + 1800),
+            parts.conversations.backend.last_seen(B, T0 + 2)) == (Route("coder", T0, T0), None, None)
 
 
 @pytest.mark.parametrize(("when_unavailable", "claimed", "cause"), [

@@ -23,6 +23,7 @@ from stickyroute.state.budget import TokenBucket
 from stickyroute.state.redis import KeyLayout, RedisBudget, RedisConversationState, RedisDeliveryLog, RedisStore
 from stickyroute.state.redis.client import FOREIGN_ERRORS, translate
 from tests.redis_server import flush_prefix, private_prefix, require_redis
+from tests.state.routes import RoutesUnderTest
 
 T0 = 1_700_000_000.0
 A = ConversationKey("telegram", "-100123", "7", "4242")
@@ -48,7 +49,7 @@ def route(agent: str, counter: int = 0) -> Route:
 
 
 async def test_two_replicas_decide_one_after_the_other_and_the_second_sees_the_first(prefix: str) -> None:
-    one, two = RedisConversationState(store(prefix), LIMITS), RedisConversationState(store(prefix), LIMITS)
+    one, two = RoutesUnderTest(RedisConversationState(store(prefix), LIMITS)), RoutesUnderTest(RedisConversationState(store(prefix), LIMITS))
     first = await one.acquire(A, T0)
     second = asyncio.ensure_future(two.acquire(A, T0 + 1))
     await asyncio.sleep(0.05)
@@ -62,7 +63,7 @@ async def test_two_replicas_decide_one_after_the_other_and_the_second_sees_the_f
 
 
 async def test_the_lock_of_a_holder_that_died_expires(prefix: str) -> None:
-    dead, alive = (RedisConversationState(store(prefix), LIMITS, lock_ttl_s=0.2) for _ in range(2))
+    dead, alive = (RoutesUnderTest(RedisConversationState(store(prefix), LIMITS, lock_ttl_s=0.2)) for _ in range(2))
     await dead.acquire(A, T0)  # never committed: the process died
     lease = await asyncio.wait_for(alive.acquire(A, T0 + 1), GUARD_S)
     await alive.commit(lease, T0 + 1, store=route("billing"))
@@ -72,7 +73,7 @@ async def test_the_lock_of_a_holder_that_died_expires(prefix: str) -> None:
 
 
 async def test_a_late_holder_cannot_overwrite_a_newer_state(prefix: str) -> None:
-    late, other = (RedisConversationState(store(prefix), LIMITS, lock_ttl_s=0.1) for _ in range(2))
+    late, other = (RoutesUnderTest(RedisConversationState(store(prefix), LIMITS, lock_ttl_s=0.1)) for _ in range(2))
     stale = await late.acquire(A, T0)
     newer = await asyncio.wait_for(other.acquire(A, T0 + 1), GUARD_S)  # after the late lock expired
     await other.commit(newer, T0 + 1, store=route("billing"))
@@ -83,7 +84,7 @@ async def test_a_late_holder_cannot_overwrite_a_newer_state(prefix: str) -> None
 
 
 async def test_a_late_holder_still_writes_when_nobody_wrote_since(prefix: str) -> None:
-    late = RedisConversationState(store(prefix), LIMITS, lock_ttl_s=0.05)
+    late = RoutesUnderTest(RedisConversationState(store(prefix), LIMITS, lock_ttl_s=0.05))
     lease = await late.acquire(A, T0)
     await asyncio.sleep(0.1)  # the lock expired; nobody else took it
     await late.commit(lease, T0, store=route("coder"))
@@ -92,7 +93,7 @@ async def test_a_late_holder_still_writes_when_nobody_wrote_since(prefix: str) -
 
 
 async def test_a_conversation_s_keys_share_one_slot_and_all_expire(prefix: str) -> None:
-    state = RedisConversationState(store(prefix), LIMITS, recent_messages=2)
+    state = RoutesUnderTest(RedisConversationState(store(prefix), LIMITS, recent_messages=2))
     lease = await state.acquire(A, T0)
     client = Redis.from_url(require_redis())
     lock_ttl = await client.pttl(KeyLayout(prefix).lock(A))
@@ -229,5 +230,5 @@ async def test_the_store_packs_in_c_on_every_scheme() -> None:
 def test_a_senders_switch_bucket_key_holds_no_raw_id_and_one_hash_tag() -> None:
     layout = KeyLayout("sr:")
     name = layout.switches("telegram", "4242")
-    assert (name, "4242" in name, KeyLayout.hashed_from(layout.conversation(A).encode())) == (
-        f"sr:s:{{telegram:{KeyLayout.sender_digest('telegram', '4242')}}}", False, A.hashed())
+    assert (name, "4242" in name, KeyLayout.digest_from(layout.conversation(A).encode())) == (
+        f"sr:s:{{telegram:{KeyLayout.sender_digest('telegram', '4242')}}}", False, A.digest())

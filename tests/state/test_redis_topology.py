@@ -18,7 +18,9 @@ from stickyroute.state.base import ConversationLimits, SlotUnavailable, StateUna
 from stickyroute.state.health import BackendHealth
 from stickyroute.state.redis import RedisConversationState, RedisStore
 from stickyroute.state.redis.client import is_redis_failure
+from stickyroute.state.redis.keys import KeyLayout
 from tests.redis_server import OwnCluster, OwnSentinel, manual_failover
+from tests.state.routes import RoutesUnderTest
 
 T0 = 1_700_000_000.0
 N = 120
@@ -35,8 +37,8 @@ def route(i: int) -> Route:
     return Route(f"agent-{i % 5}", T0, T0, reason="keyword")
 
 
-def slot_of(state: RedisConversationState, i: int) -> int:
-    return key_slot(state._keys.conversation(key(i)).encode())
+def slot_of(state: RoutesUnderTest, i: int) -> int:
+    return key_slot(KeyLayout("sr-test:").conversation(key(i)).encode())
 
 
 def owner(primaries: dict[int, list[tuple[int, int]]], slot: int) -> int:
@@ -49,9 +51,9 @@ def cluster() -> Iterator[OwnCluster]:
         yield own
 
 
-def cluster_state(cluster: OwnCluster) -> RedisConversationState:
+def cluster_state(cluster: OwnCluster) -> RoutesUnderTest:
     store = RedisStore(cluster.url, "sr-test:", OP_TIMEOUT_S, mode="cluster")
-    return RedisConversationState(store, LIMITS)
+    return RoutesUnderTest(RedisConversationState(store, LIMITS))
 
 
 async def test_a_cluster_holds_routes_on_every_primary_and_the_views_scan_and_prune_them_all(cluster: OwnCluster) -> None:
@@ -83,7 +85,7 @@ async def test_a_killed_primary_fails_only_its_slots_and_its_keys_come_back_afte
     primaries = cluster.primaries()
     victim = owner(primaries, slot_of(state, 0))
     lost = {i for i in range(N) if owner(primaries, slot_of(state, i)) == victim}
-    health = BackendHealth("redis", state._store.url, state._store.ping)
+    health = BackendHealth("redis", state.backend._store.url, state.backend._store.ping)
     cluster.wait_replicated(victim)
     cluster.kill(victim)
     served, failed = {}, set()
@@ -152,11 +154,11 @@ async def test_a_redis_py_slip_during_a_slot_map_change_is_a_slot_unavailable(cl
     state = cluster_state(cluster)
     await state.put(key(1), route(1), T0)
     slot = slot_of(state, 1)
-    state._store.client.nodes_manager.slots_cache[slot] = [None]  # a node the failover just removed
+    state.backend._store.client.nodes_manager.slots_cache[slot] = [None]  # a node the failover just removed
     with pytest.raises(SlotUnavailable, match="AttributeError") as raised:
         await state.get(key(1), T0)
     assert type(raised.value.__cause__) is AttributeError
-    state._store.client.nodes_manager.slots_cache.pop(slot)
+    state.backend._store.client.nodes_manager.slots_cache.pop(slot)
     await state.aclose()
 
 
@@ -192,7 +194,7 @@ async def test_sentinel_the_store_follows_the_promoted_replica_and_keeps_replica
     with OwnSentinel() as setup:
         store = RedisStore("redis://ignored/0", "sr-test:", OP_TIMEOUT_S, mode="sentinel",
                            sentinels=setup.sentinels, master=setup.master)
-        state = RedisConversationState(store, LIMITS)
+        state = RoutesUnderTest(RedisConversationState(store, LIMITS))
         for i in range(N):
             await state.put(key(i), route(i), T0)
         setup.wait_replicated()

@@ -21,10 +21,12 @@ Liveness follows the caller's clock like every backend (a route lives while `now
 Route.expires_at(ttl_s)`: `last_active + ttl_s`, or a desk's hold when longer; recent texts while
 `now < written + ttl_s`); Redis's own expiry (the hash's PEXPIRE, the remaining lifetime plus one
 second) only frees memory, so nothing stays in Redis without an expiry. A route an agent's `done`
-released (`swap` to None) is written as nine empty fields: no route. `count`, `scan`, `census`
-and `prune` SCAN the channel's hashes: O(live conversations), for /stats and the admin API, not
-per request; `scan`'s hashed key is the first 12 hex of the key name's digest, so it equals the
-decision log's `conversation`.
+released (`swap` to None) is written as nine empty fields: no route.
+
+The catalogue (`RouteCatalogue`): `read` one hash, `swap` by the SWAP script (compare the route,
+refuse while the lock is held), `routes` SCANs the channel's hashes (every primary of a cluster):
+O(live conversations), for /stats and the admin API (`state/views.py`), not per request; a listed
+route's digest is read off its key name.
 """
 
 from __future__ import annotations
@@ -34,17 +36,17 @@ import contextlib
 import logging
 import math
 import secrets
-from collections import Counter
-from collections.abc import Collection, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from stickyroute.core.route import ConversationKey, Route
-from stickyroute.state.base import ConversationLimits, Lease, LeaseTimeout, StateUnavailable, most_recent
+from stickyroute.state.base import ConversationLimits, Lease, LeaseTimeout, StateUnavailable
+from stickyroute.state.catalogue import Conversation, Digest
 from stickyroute.state.redis.client import RedisStore
 from stickyroute.state.redis.codec import ROUTE_FIELDS, recent_blob, recent_from, route_args, route_from
 from stickyroute.state.redis.keys import KeyLayout
-from stickyroute.state.redis.scripts import ACQUIRE, COMMIT, DELETE, PRUNE, PUT, RELEASE, SWAP
+from stickyroute.state.redis.scripts import ACQUIRE, COMMIT, RELEASE, SWAP
 from stickyroute.state.steps import Writes
 
 log = logging.getLogger("stickyroute.state")
@@ -64,7 +66,7 @@ class _Held:
 
 
 class RedisConversationState:
-    """`ConversationState` on Redis (see the module docstring).
+    """`ConversationState` and `RouteCatalogue` on Redis (see the module docstring).
 
     `limits` gives each channel's TTL (the bound on routes is Redis's memory, not a count);
     `recent_messages` how many texts to keep (0: none); `lock_ttl_s` how long a decision may
@@ -168,14 +170,8 @@ class RedisConversationState:
         self._held.pop(lease.token, None)
         await self._store.run("release", RELEASE, [self._keys.lock(lease.key)], [lease.token])
 
-    async def get(self, key: ConversationKey, now: float) -> Route | None:
-        route = route_from(await self._store.run("get", GET, [self._keys.conversation(key)], []))
-        if route is None or route.expires_at(self._limits[key.channel].ttl_s) <= now:
-            return None
-        return route
-
-    async def find(self, channel: str, digest: str, now: float) -> Route | None:
-        route = route_from(await self._store.run("find", GET, [self._keys.conversation_of(channel, digest)], []))
+    async def read(self, channel: str, digest: str, now: float) -> Route | None:
+        route = route_from(await self._store.run("read", GET, [self._keys.conversation_of(channel, digest)], []))
         if route is None or route.expires_at(self._limits[channel].ttl_s) <= now:
             return None
         return route
@@ -188,45 +184,15 @@ class RedisConversationState:
                                      [*route_args(expected), *route_args(new), keep_ms])
         return bool(done == 1)
 
-    async def put(self, key: ConversationKey, route: Route, now: float) -> None:
-        until = route.expires_at(self._limits[key.channel].ttl_s)
-        await self._store.run("put", PUT, [self._keys.conversation(key)],
-                              [repr(now), *route_args(route), repr(until), self._store.margin_ms])
-
-    async def delete(self, key: ConversationKey, now: float) -> None:
-        await self._store.run("delete", DELETE, [self._keys.conversation(key)],
-                              [repr(now), self._store.margin_ms])
-
-    async def count(self, channel: str, now: float) -> int:
-        return len(await self._live(channel, now))
-
-    async def _live(self, channel: str, now: float) -> list[tuple[bytes | str, Route]]:
-        """(key name, route) of every live route of `channel` at `now` (a SCAN: O(routes))."""
+    async def routes(self, channel: str, now: float) -> list[tuple[Conversation, Route]]:
         ttl_s = self._limits[channel].ttl_s
-        found = []
+        found: list[tuple[Conversation, Route]] = []
         async for name, values in self._store.scan_fields(
                 "scan", self._keys.conversations_pattern(channel), list(ROUTE_FIELDS)):
             route = route_from(values)
             if route is not None and route.expires_at(ttl_s) > now:
-                found.append((name, route))
+                found.append((Digest(KeyLayout.digest_from(name)), route))
         return found
-
-    async def scan(self, channel: str, now: float, *, agent: str | None = None,
-                   limit: int | None = None) -> list[tuple[str, Route]]:
-        live = [(KeyLayout.hashed_from(name), route) for name, route in await self._live(channel, now)
-                if agent is None or route.agent == agent]
-        return most_recent(live, limit)
-
-    async def census(self, channel: str, now: float) -> dict[str, int]:
-        return dict(Counter(route.agent for _name, route in await self._live(channel, now)))
-
-    async def prune(self, channel: str, keep: Collection[str], now: float) -> int:
-        doomed = [(_text(name), route.agent) for name, route in await self._live(channel, now)
-                  if route.agent not in keep]
-        if not doomed:
-            return 0
-        dropped = await self._store.run_many("prune", [(PRUNE, [name], [agent]) for name, agent in doomed])
-        return sum(1 for result in dropped if result == 1)
 
     def configure(self, limits: Mapping[str, ConversationLimits], recent_messages: int) -> None:
         self._limits = {**self._limits, **limits}  # a removed channel keeps its limits for requests in flight
@@ -237,6 +203,3 @@ class RedisConversationState:
             await asyncio.gather(*self._cleanup, return_exceptions=True)
         await self._store.aclose()
 
-
-def _text(name: bytes | str) -> str:
-    return name.decode() if isinstance(name, bytes) else name

@@ -50,11 +50,10 @@ class KeyLayout:
         return key.digest()
 
     @staticmethod
-    def hashed_from(name: str | bytes) -> str:
-        """`ConversationKey.hashed` of the conversation whose hash is named `name` (the digest's
-        first 12 hex characters)."""
+    def digest_from(name: str | bytes) -> str:
+        """`ConversationKey.digest` of the conversation whose hash is named `name` (32 hex)."""
         text = name.decode() if isinstance(name, bytes) else name
-        return text[text.rindex("{") + 1:][:12]
+        return text[text.rindex("{") + 1:text.rindex("}")]
 
     def conversation(self, key: ConversationKey) -> str:
         """The hash holding `key`'s route, version and recent texts."""

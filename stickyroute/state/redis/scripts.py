@@ -63,28 +63,6 @@ end
 return 0
 """
 
-PUT = """
--- KEYS: conversation hash. ARGV: now, nine route fields, route until, margin_ms.
--- Write (or, already expired, drop) a route outside a decision; the recent texts stay.
-local now = tonumber(ARGV[1])
-local route_until = tonumber(ARGV[11])
-local recent_until = tonumber(redis.call('HGET', KEYS[1], 'ru') or '0')
-local keep = math.max(route_until, recent_until) - now
-if keep <= 0 then
-  redis.call('DEL', KEYS[1])
-  return 0
-end
-if route_until > now then
-  redis.call('HSET', KEYS[1], 'a', ARGV[2], 'c', ARGV[3], 'l', ARGV[4], 'x', ARGV[5], 'd', ARGV[6], 'n', ARGV[7],
-             'w', ARGV[8], 'h', ARGV[9], 'g', ARGV[10])
-else
-  redis.call('HDEL', KEYS[1], 'a', 'c', 'l', 'x', 'd', 'n', 'w', 'h', 'g')
-end
-redis.call('HINCRBY', KEYS[1], 'v', 1)
-redis.call('PEXPIRE', KEYS[1], math.ceil(keep * 1000) + tonumber(ARGV[12]))
-return 1
-"""
-
 SWAP = """
 -- KEYS: conversation hash, lock. ARGV: nine route fields expected, nine route fields to write,
 -- keep_ms (the hash's lifetime at least). An agent signal (issue #12): write only when no decision
@@ -105,30 +83,6 @@ local keep = tonumber(ARGV[19])
 if redis.call('PTTL', KEYS[1]) < keep then
   redis.call('PEXPIRE', KEYS[1], keep)
 end
-return 1
-"""
-
-DELETE = """
--- KEYS: conversation hash. ARGV: now, margin_ms. Drop the route; the recent texts stay.
-local now = tonumber(ARGV[1])
-local recent_until = tonumber(redis.call('HGET', KEYS[1], 'ru') or '0')
-if recent_until <= now then
-  return redis.call('DEL', KEYS[1])
-end
-redis.call('HDEL', KEYS[1], 'a', 'c', 'l', 'x', 'd', 'n', 'w', 'h', 'g')
-redis.call('HINCRBY', KEYS[1], 'v', 1)
-redis.call('PEXPIRE', KEYS[1], math.ceil((recent_until - now) * 1000) + tonumber(ARGV[2]))
-return 1
-"""
-
-PRUNE = """
--- KEYS: conversation hash. ARGV: the agent seen by the scan. Drop the route when it still goes
--- to that agent (a reload removed it from the channel); the recent texts stay. 1 when dropped.
-if redis.call('HGET', KEYS[1], 'a') ~= ARGV[1] then
-  return 0
-end
-redis.call('HDEL', KEYS[1], 'a', 'c', 'l', 'x', 'd', 'n', 'w', 'h', 'g')
-redis.call('HINCRBY', KEYS[1], 'v', 1)
 return 1
 """
 
