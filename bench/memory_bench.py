@@ -9,13 +9,14 @@ them forum topics with a thread id) and private chats (chat id = sender id), sen
 `<10 digits>`, ids as fresh `str` objects the way the channel parser makes them. Memory is
 measured with tracemalloc in three parts, each allocated separately so it can be told apart:
 
-    key        ConversationKey + its id strings
+    key        ConversationKey + its id strings: made per message and dropped with the request
+               (the store keeps routes by digest), shown for scale, not counted
     route      Route (agent name shared, two floats)
     store      the cache's bookkeeping: cachetools TLRUCache data dict, its OrderedDict of
-               `_Item`s (one per key), the expiry heap
+               `_Item`s (one per conversation), the expiry heap, the 32-hex digest keying them
 
-then "steady state": every route is written once more (`put` of `route.touched(now)`, what the
-router does on every message), which leaves a second, removed `_Item` in the expiry heap per key
+Every route is written as a decision writes it (acquire + commit); then "steady state": every
+route is written once more (`route.touched(now)`, what the router does on every message), which leaves a second, removed `_Item` in the expiry heap per key
 until cachetools compacts the heap (at 2x the live items). Measured, never asserted.
 """
 
@@ -26,6 +27,7 @@ import platform
 import random
 import sys
 import tracemalloc
+from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -44,28 +46,6 @@ TTL_S = 30 * 60.0
 AGENTS = ("coder", "support", "ops", "writer", "researcher", "billing")
 OUT = ROOT / "results" / "bench" / "memory.md"
 """Written on every run; `results/` is ignored by git (docs/bench/ holds the hand-updated copies)."""
-
-
-def make_keys(n: int, seed: int = 3) -> list[ConversationKey]:
-    """n distinct realistic Telegram conversation keys (fresh str ids, channel name shared)."""
-    rng = random.Random(seed)
-    channel = "telegram"
-    keys: list[ConversationKey] = []
-    seen: set[tuple] = set()
-    while len(keys) < n:
-        sender = str(rng.randrange(100_000_000, 7_999_999_999))
-        if rng.random() < 0.4:  # private chat: chat id = sender id (a separate str, as parsed)
-            parts = (str(int(sender)), None, sender)
-        else:
-            group = rng.randrange(n // 20 + 1)
-            chat = f"-100{1_000_000_000 + group * 7919}"
-            thread = str(rng.randrange(2, 5000)) if group % 10 == 0 else None
-            parts = (chat, thread, sender)
-        if parts in seen:
-            continue
-        seen.add(parts)
-        keys.append(ConversationKey(channel, *parts))
-    return keys
 
 
 def make_routes(n: int, seed: int = 4) -> list[Route]:
@@ -89,60 +69,64 @@ def _traced(build):
     return result, tracemalloc.get_traced_memory()[0] - before
 
 
+def iter_keys(n: int, seed: int = 3) -> Iterator[ConversationKey]:
+    """n distinct realistic Telegram conversation keys, made one at a time as the channel parser
+    makes them for each message (fresh str ids), so that nothing but the store can keep them:
+    sender ids distinct by construction, 40 % private chats (chat id = sender id), the rest in
+    groups of about 20 with a tenth of the groups forum topics (a thread id)."""
+    rng = random.Random(seed)
+    for i in range(n):
+        sender = str(1_000_000_000 + i * 7)
+        if rng.random() < 0.4:
+            yield ConversationKey("telegram", str(int(sender)), None, sender)
+        else:
+            group = rng.randrange(n // 20 + 1)
+            thread = str(rng.randrange(2, 5000)) if group % 10 == 0 else None
+            yield ConversationKey("telegram", f"-100{1_000_000_000 + group * 7919}", thread, sender)
+
+
+async def _fill(store: MemoryConversationState, n: int, at: float, routes: Iterator[Route] | None = None) -> None:
+    """Write a route for each of `n` conversations as a decision writes it (acquire + commit);
+    each key is dropped after its write, as the request that made it ends."""
+    for key in iter_keys(n):
+        lease = await store.acquire(key, at)
+        route = next(routes) if routes is not None else lease.route.touched(at)
+        await store.commit(lease, at, store=route)
+
+
 def measure(n: int = N) -> dict[str, float]:
-    """Bytes per conversation: key, route, store bookkeeping, total; and steady state after one rewrite."""
+    """Bytes per conversation: a key (made per message, not kept), a route, the store's
+    bookkeeping, total kept; and steady state after one rewrite."""
     tracemalloc.start()
     try:
-        keys, key_bytes = _traced(lambda: make_keys(n))
+        keys, key_bytes = _traced(lambda: list(iter_keys(n)))
+        del keys
         routes, route_bytes = _traced(lambda: make_routes(n))
         store = MemoryConversationState({"telegram": ConversationLimits(TTL_S, n)})
         views = RouteViews(store)
         now = 1_767_225_600.0 + 600
-
-        async def put_all(pairs, at):  # each route written as a decision writes it
-            for k, r in pairs:
-                await store.commit(await store.acquire(k, at), at, store=r)
-
-        pairs = list(zip(keys, routes, strict=True))
-
-        def fill():
-            asyncio.run(put_all(pairs, now))
-
-        _, store_bytes = _traced(fill)
+        route_bytes -= sys.getsizeof(routes)  # the list is bench scaffolding
+        feed = iter(routes)
+        _, kept_bytes = _traced(lambda: asyncio.run(_fill(store, n, now, feed)))
         assert asyncio.run(views.count("telegram", now)) == n
-        # lists holding keys/routes are bench scaffolding, not store memory
-        scaffold = sys.getsizeof(keys) + sys.getsizeof(routes)
-        key_bytes -= sys.getsizeof(keys)
-        route_bytes -= sys.getsizeof(routes)
         routes.clear()
-        pairs.clear()
         gc.collect()
         before_rewrite = tracemalloc.get_traced_memory()[0]
         later = now + 60
-
-        async def touch_all():
-            for k in keys:
-                lease = await store.acquire(k, later)
-                await store.commit(lease, later, store=lease.route.touched(later))
-
-        def rewrite():
-            asyncio.run(touch_all())
-
-        _, rewrite_bytes = _traced(rewrite)
+        _, rewrite_bytes = _traced(lambda: asyncio.run(_fill(store, n, later)))
         assert asyncio.run(views.count("telegram", later)) == n
         after = tracemalloc.get_traced_memory()[0]
     finally:
         tracemalloc.stop()
-    total = key_bytes + route_bytes + store_bytes
+    total = route_bytes + kept_bytes
     return {
         "n": n,
         "key": key_bytes / n,
         "route": route_bytes / n,
-        "store": store_bytes / n,
+        "store": kept_bytes / n,
         "total": total / n,
         "steady_extra": rewrite_bytes / n,
         "steady_total": (total + rewrite_bytes) / n,
-        "scaffold": scaffold,
         "before_rewrite": before_rewrite,
         "after": after,
     }
@@ -152,8 +136,8 @@ def render(m: dict[str, float]) -> str:
     def verdict(v: float) -> str:
         return "met" if v < TARGET_BYTES else f"MISSED by {v - TARGET_BYTES:.0f} B ({v / TARGET_BYTES:.2f}x)"
 
-    parts = {"key (ConversationKey + id strings)": m["key"], "route (Route + floats)": m["route"],
-             "store bookkeeping (TLRUCache dict + OrderedDict of _Item + heap)": m["store"]}
+    parts = {"route (Route + floats)": m["route"],
+             "store bookkeeping (TLRUCache by digest: dict, OrderedDict of _Item, heap; the digest)": m["store"]}
     dominant = max(parts, key=parts.get)
     lines = [
         "# Route store memory benchmark",
@@ -165,11 +149,12 @@ def render(m: dict[str, float]) -> str:
         "| part | bytes / conversation |",
         "|---|---:|",
     ]
+    lines.append(f"| (a key, ConversationKey + id strings, made per message and not kept: {m['key']:.0f}) | - |")
     for name, v in parts.items():
         lines.append(f"| {name} | {v:.0f} |")
     lines += [
         f"| **total after one fill** | **{m['total']:.0f}** ({verdict(m['total'])}) |",
-        f"| + one rewrite of every route (`put(route.touched(now))`, as on each message) | +{m['steady_extra']:.0f} |",
+        f"| + one rewrite of every route (a decision storing `route.touched(now)`, as on each message) | +{m['steady_extra']:.0f} |",
         f"| **steady state (fill + one rewrite)** | **{m['steady_total']:.0f}** ({verdict(m['steady_total'])}) |",
         "",
         f"Largest part: {dominant} ({parts[dominant]:.0f} B). The rewrite leaves one removed `_Item` per key "
@@ -192,22 +177,17 @@ def _rss_bytes() -> int:
 
 
 def rss_per_conversation(n: int = RSS_N) -> float:
-    """RSS growth per live conversation (bytes): `n` keys and routes made the way the channel
-    parser and the router make them, put in the store, without tracemalloc; the two lists that
-    hold them while they are made (8 bytes a pointer each) are subtracted."""
+    """RSS growth per live conversation (bytes): `n` conversations each written as a decision
+    writes it, keys made per message and dropped (as the router's are), routes kept by the store;
+    without tracemalloc."""
     gc.collect()
     before = _rss_bytes()
-    keys, routes = make_keys(n), make_routes(n)
     store = MemoryConversationState({"telegram": ConversationLimits(TTL_S, n)})
     now = 1_767_225_600.0 + 600
-
-    async def put_all() -> None:
-        for k, r in zip(keys, routes, strict=True):
-            await store.commit(await store.acquire(k, now), now, store=r)
-
-    asyncio.run(put_all())
+    routes = (Route(AGENTS[i % len(AGENTS)], chosen_at=now - 30.5, last_active=now - (i % 600)) for i in range(n))
+    asyncio.run(_fill(store, n, now, routes))
     gc.collect()
-    grown = _rss_bytes() - before - sys.getsizeof(keys) - sys.getsizeof(routes)
+    grown = _rss_bytes() - before
     assert asyncio.run(RouteViews(store).count("telegram", now)) == n
     return grown / n
 

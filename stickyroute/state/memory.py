@@ -2,19 +2,18 @@
 
 Routes live in one `cachetools.TLRUCache` per channel (at most `max_conversations`, least
 recently used dropped first, each route expiring `ttl_s` after its `last_active`, or later while a
-human desk holds it: `Route.expires_at`); recent texts in
-a `TTLCache` per channel; the keys of written routes by `ConversationKey.digest` in a dict per
-channel (agent signals and the catalogue name a conversation by digest, issue #12) that holds
-every route's key: a key whose route is gone stays until the dict reaches twice the channel's
-bound, then those are swept in one pass (amortised O(1) per write). The
-delivery log lives in `stickyroute.state.memory_deliveries` (re-exported here).
+human desk holds it: `Route.expires_at`); recent texts in a `TTLCache` per channel. Both are keyed
+by the conversation's `ConversationKey.digest()` (32 hex, the name agent signals and the catalogue
+use, issue #12), not by the key: the store keeps no raw ids and no key objects (the request's key
+is dropped with the request; about 200 bytes a conversation saved). The delivery log lives in
+`stickyroute.state.memory_deliveries` (re-exported here).
 
 Time: the caches' timer reads `_NOW`, a `ContextVar` that every method sets to its `now` argument
 right before touching a cache. A context variable belongs to the calling task, so a decision
 awaiting the classifier can never see a time set by another conversation's task.
 
-One decision per conversation at a time: an `asyncio.Lock` per held key (made on first use,
-dropped when its last user leaves). Not thread-safe: one event loop.
+One decision per conversation at a time: an `asyncio.Lock` per held conversation (made on first
+use, dropped when its last user leaves). Not thread-safe: one event loop.
 """
 
 from __future__ import annotations
@@ -28,7 +27,7 @@ from stickyroute.core.route import ConversationKey, Route
 from stickyroute.state._now import NOW as _NOW
 from stickyroute.state._now import timer as _timer
 from stickyroute.state.base import ConversationLimits, Lease, LeaseTimeout
-from stickyroute.state.catalogue import Conversation
+from stickyroute.state.catalogue import Conversation, Digest
 from stickyroute.state.memory_deliveries import (
     DELIVERY_TTL_S,
     MAX_MEMOS,
@@ -41,11 +40,11 @@ __all__ = ["DELIVERY_TTL_S", "MAX_MEMOS", "MAX_REPLY_BYTES", "MemoryConversation
            "MemoryDeliverySteps"]
 
 
-def _idle_expiry(ttl_s: float) -> Callable[[ConversationKey, Route, float], float]:
+def _idle_expiry(ttl_s: float) -> Callable[[str, Route, float], float]:
     """The TLRUCache time-to-use of a route: `ttl_s` seconds after its `last_active` (a desk's
     hold: its end when later, `Route.expires_at`)."""
 
-    def expires_at(_key: ConversationKey, route: Route, _now: float) -> float:
+    def expires_at(_digest: str, route: Route, _now: float) -> float:
         return route.expires_at(ttl_s)
 
     return expires_at
@@ -62,10 +61,9 @@ class MemoryConversationState:
     def __init__(self, limits: Mapping[str, ConversationLimits], recent_messages: int = 0) -> None:
         self._recent_messages = 0
         self._limits: dict[str, ConversationLimits] = {}
-        self._routes: dict[str, TLRUCache[ConversationKey, Route]] = {}
-        self._recent: dict[str, TTLCache[ConversationKey, tuple[str, ...]]] = {}
-        self._locks: dict[ConversationKey, tuple[asyncio.Lock, int]] = {}
-        self._digests: dict[str, dict[str, ConversationKey]] = {}
+        self._routes: dict[str, TLRUCache[str, Route]] = {}
+        self._recent: dict[str, TTLCache[str, tuple[str, ...]]] = {}
+        self._locks: dict[str, tuple[asyncio.Lock, int]] = {}
         self._tokens = 0
         self.configure(limits, recent_messages)
 
@@ -74,51 +72,42 @@ class MemoryConversationState:
             if self._limits.get(channel) == limit and (recent_messages > 0) == (channel in self._recent):
                 continue
             size = max(1, limit.max_conversations)
-            routes: TLRUCache[ConversationKey, Route] = TLRUCache(maxsize=size, ttu=_idle_expiry(limit.ttl_s),
-                                                                  timer=_timer)
-            for key, route in self._snapshot(channel):  # oldest first: a smaller bound keeps the newest
-                routes[key] = route
+            routes: TLRUCache[str, Route] = TLRUCache(maxsize=size, ttu=_idle_expiry(limit.ttl_s), timer=_timer)
+            for digest, route in self._snapshot(channel):  # oldest first: a smaller bound keeps the newest
+                routes[digest] = route
             self._routes[channel] = routes
-            self._digests[channel] = {key.digest(): key for key in Cache.__iter__(routes)}
             self._recent.pop(channel, None)
             if recent_messages > 0:  # recent texts are only context: a changed bound starts them afresh
                 self._recent[channel] = TTLCache(maxsize=size, ttl=limit.ttl_s, timer=_timer)
             self._limits[channel] = limit
         self._recent_messages = recent_messages  # a removed channel keeps its caches for requests in flight
 
-    def _findable(self, key: ConversationKey) -> None:
-        """Name `key` by its digest (its route was just written); sweep the keys of dropped routes
-        when the channel's dict holds twice its bound."""
-        digests, routes = self._digests[key.channel], self._routes[key.channel]
-        digests[key.digest()] = key
-        if len(digests) > 2 * routes.maxsize:
-            self._digests[key.channel] = {d: k for d, k in digests.items() if Cache.__contains__(routes, k)}
-
-    def _snapshot(self, channel: str) -> list[tuple[ConversationKey, Route]]:
+    def _snapshot(self, channel: str) -> list[tuple[str, Route]]:
         """The channel's live routes, least recently active first, without touching their LRU order."""
         return sorted(self._peek(channel), key=lambda item: item[1].last_active)
 
-    def _peek(self, channel: str) -> Iterator[tuple[ConversationKey, Route]]:
-        """Every live (key, route) of a channel at the current `_NOW` (`Route.expires_at`), on a
+    def _peek(self, channel: str) -> Iterator[tuple[str, Route]]:
+        """Every live (digest, route) of a channel at the current `_NOW` (`Route.expires_at`), on a
         snapshot of its keys. `Cache.__getitem__` reads a route without moving it in the LRU
         order (a scan by an operator must not decide which route is dropped next)."""
         routes, limit = self._routes.get(channel), self._limits.get(channel)
         if routes is None or limit is None:
             return
         ttl_s, now = limit.ttl_s, _NOW.get()
-        for key in list(Cache.__iter__(routes)):
+        for digest in list(Cache.__iter__(routes)):
             try:
-                route = Cache.__getitem__(routes, key)
+                route = Cache.__getitem__(routes, digest)
             except KeyError:
                 continue
             if route.expires_at(ttl_s) > now:
-                yield key, route
+                yield digest, route
 
     async def acquire(self, key: ConversationKey, now: float, wait_s: float | None = None) -> Lease:
-        lock, users = self._locks.get(key, (None, 0))
+        digest = key.digest()
+        lock, users = self._locks.get(digest, (None, 0))
         if lock is None:
             lock = asyncio.Lock()
-        self._locks[key] = (lock, users + 1)
+        self._locks[digest] = (lock, users + 1)
         try:
             if lock.locked():  # held by another decision: wait, at most wait_s
                 async with asyncio.timeout(wait_s):
@@ -126,69 +115,66 @@ class MemoryConversationState:
             else:  # free: taken without suspending
                 await lock.acquire()
         except TimeoutError:
-            self._leave(key)
+            self._leave(digest)
             raise LeaseTimeout(f"conversation {key.hashed()} still held after {wait_s} s") from None
         except BaseException:
-            self._leave(key)
+            self._leave(digest)
             raise
         _NOW.set(now)
         recent = self._recent.get(key.channel)
         self._tokens += 1
-        return Lease(key, self._routes[key.channel].get(key), recent.get(key, ()) if recent is not None else (),
+        return Lease(key, self._routes[key.channel].get(digest), recent.get(digest, ()) if recent is not None else (),
                      self._tokens)
 
     async def commit(self, lease: Lease, now: float, *, store: Route | None = None, forget: bool = False,
                      text: str | None = None) -> None:
         key = lease.key
+        digest = key.digest()
         _NOW.set(now)
         try:
             routes = self._routes[key.channel]
             if forget:
-                routes.pop(key, None)
+                routes.pop(digest, None)
             elif store is not None:
-                routes[key] = store
-                self._findable(key)
+                routes[digest] = store
             recent = self._recent.get(key.channel)
             if recent is not None and text:
-                recent[key] = (*recent.get(key, ()), text)[-self._recent_messages:]
+                recent[digest] = (*recent.get(digest, ()), text)[-self._recent_messages:]
         finally:
             await self.release(lease)
 
     async def release(self, lease: Lease) -> None:
-        lock, _users = self._locks[lease.key]
+        digest = lease.key.digest()
+        lock, _users = self._locks[digest]
         lock.release()
-        self._leave(lease.key)
+        self._leave(digest)
 
-    def _leave(self, key: ConversationKey) -> None:
-        lock, users = self._locks[key]
+    def _leave(self, digest: str) -> None:
+        lock, users = self._locks[digest]
         if users <= 1:
-            del self._locks[key]
+            del self._locks[digest]
         else:
-            self._locks[key] = (lock, users - 1)
+            self._locks[digest] = (lock, users - 1)
 
     async def routes(self, channel: str, now: float) -> list[tuple[Conversation, Route]]:
         _NOW.set(now)
-        return list(self._peek(channel))
+        return [(Digest(digest), route) for digest, route in self._peek(channel)]
 
     async def read(self, channel: str, digest: str, now: float) -> Route | None:
-        key = self._digests[channel].get(digest)
-        if key is None:
-            return None
         _NOW.set(now)
-        return self._routes[channel].get(key)
+        return self._routes[channel].get(digest)
 
     async def swap(self, channel: str, digest: str, expected: Route, new: Route | None, now: float) -> bool:
-        key = self._digests[channel].get(digest)
-        if key is None or key in self._locks:  # gone, or a decision holds (or awaits) it
+        if digest in self._locks:  # a decision holds (or awaits) it
             return False
         _NOW.set(now)
         routes = self._routes[channel]
-        if routes.get(key) != expected:
+        if routes.get(digest) != expected:
             return False
         if new is None:
-            del routes[key]
+            del routes[digest]
         else:
-            routes[key] = new
+            routes[digest] = new
         return True
 
     async def aclose(self) -> None:
