@@ -41,7 +41,7 @@ from cachetools import LRUCache
 from stickyroute.core.route import ConversationKey, Route
 from stickyroute.state.base import ConversationLimits, Lease, RouteUnavailable, StateUnavailable
 from stickyroute.state.budget import ClassifierBudget, SwitchBudget
-from stickyroute.state.catalogue import Conversation, RouteState
+from stickyroute.state.catalogue import RouteState
 from stickyroute.state.fallback_calls import answered, either, quietly
 from stickyroute.state.fallback_deliveries import FallbackDeliveryLog
 from stickyroute.state.health import BackendHealth
@@ -128,9 +128,13 @@ class FallbackConversationState:
             return
         await self.local.release(lease)
 
-    async def routes(self, channel: str, now: float) -> list[tuple[Conversation, Route]]:
+    async def routes(self, channel: str, now: float) -> list[tuple[str, Route]]:
         return await either(self.health, None, lambda: self.shared.routes(channel, now),
                              lambda: self.local.routes(channel, now))
+
+    async def size(self, channel: str, now: float) -> int:
+        return await either(self.health, None, lambda: self.shared.size(channel, now),
+                             lambda: self.local.size(channel, now))
 
     async def read(self, channel: str, digest: str, now: float) -> Route | None:
         """While the backend is up but late: the route this process last saw (`last_seen`)."""
@@ -145,15 +149,16 @@ class FallbackConversationState:
         self.health.fell_back("read", "outage")
         return await self.local.read(channel, digest, now)
 
-    async def swap(self, channel: str, digest: str, expected: Route, new: Route | None, now: float) -> bool:
+    async def swap(self, channel: str, digest: str, expected: Route, new: Route | None, now: float, *,
+                   while_held: bool = False) -> bool:
         """False (nothing written) when the backend is up but did not answer."""
         if self.health.up:
-            ok, swapped = await answered(self.health, "swap",
-                                         lambda: self.shared.swap(channel, digest, expected, new, now))
+            ok, swapped = await answered(self.health, "swap", lambda: self.shared.swap(
+                channel, digest, expected, new, now, while_held=while_held))
             if ok or self.health.up:
                 return bool(swapped)
         self.health.fell_back("swap", "outage")
-        return await self.local.swap(channel, digest, expected, new, now)
+        return await self.local.swap(channel, digest, expected, new, now, while_held=while_held)
 
     def configure(self, limits: Mapping[str, ConversationLimits], recent_messages: int) -> None:
         self._limits = dict(limits)

@@ -27,7 +27,6 @@ from stickyroute.core.route import ConversationKey, Route
 from stickyroute.state._now import NOW as _NOW
 from stickyroute.state._now import timer as _timer
 from stickyroute.state.base import ConversationLimits, Lease, LeaseTimeout
-from stickyroute.state.catalogue import Conversation, Digest
 from stickyroute.state.memory_deliveries import (
     DELIVERY_TTL_S,
     MAX_MEMOS,
@@ -156,16 +155,23 @@ class MemoryConversationState:
         else:
             self._locks[digest] = (lock, users - 1)
 
-    async def routes(self, channel: str, now: float) -> list[tuple[Conversation, Route]]:
+    async def routes(self, channel: str, now: float) -> list[tuple[str, Route]]:
         _NOW.set(now)
-        return [(Digest(digest), route) for digest, route in self._peek(channel)]
+        return list(self._peek(channel))
+
+    async def size(self, channel: str, now: float) -> int:
+        _NOW.set(now)
+        routes = self._routes[channel]
+        routes.expire()
+        return len(routes)
 
     async def read(self, channel: str, digest: str, now: float) -> Route | None:
         _NOW.set(now)
         return self._routes[channel].get(digest)
 
-    async def swap(self, channel: str, digest: str, expected: Route, new: Route | None, now: float) -> bool:
-        if digest in self._locks:  # a decision holds (or awaits) it
+    async def swap(self, channel: str, digest: str, expected: Route, new: Route | None, now: float, *,
+                   while_held: bool = False) -> bool:
+        if digest in self._locks and not while_held:  # a decision holds (or awaits) it
             return False
         _NOW.set(now)
         routes = self._routes[channel]

@@ -16,7 +16,7 @@ from collections.abc import Collection, Mapping
 
 from stickyroute.core.route import ConversationKey, Route
 from stickyroute.state.base import ConversationLimits, Lease
-from stickyroute.state.catalogue import Conversation, RouteState
+from stickyroute.state.catalogue import RouteState
 from stickyroute.state.views import RouteViews
 
 
@@ -45,14 +45,18 @@ class RoutesUnderTest:
         await self.backend.aclose()
 
     # the catalogue
-    async def routes(self, channel: str, now: float) -> list[tuple[Conversation, Route]]:
+    async def routes(self, channel: str, now: float) -> list[tuple[str, Route]]:
         return await self.backend.routes(channel, now)
+
+    async def size(self, channel: str, now: float) -> int:
+        return await self.backend.size(channel, now)
 
     async def read(self, channel: str, digest: str, now: float) -> Route | None:
         return await self.backend.read(channel, digest, now)
 
-    async def swap(self, channel: str, digest: str, expected: Route, new: Route | None, now: float) -> bool:
-        return await self.backend.swap(channel, digest, expected, new, now)
+    async def swap(self, channel: str, digest: str, expected: Route, new: Route | None, now: float, *,
+                   while_held: bool = False) -> bool:
+        return await self.backend.swap(channel, digest, expected, new, now, while_held=while_held)
 
     # tests' writes and the views
     async def put(self, key: ConversationKey, route: Route, now: float) -> None:

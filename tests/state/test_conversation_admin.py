@@ -74,20 +74,22 @@ async def test_prune_drops_only_routes_to_agents_not_kept(conversations: RoutesU
     assert await conversations.prune("telegram", {"ops"}, T0 + 10) == 0
 
 
-async def test_prune_leaves_a_route_a_decision_holds_to_that_decision(conversations: RoutesUnderTest) -> None:
+async def test_prune_drops_a_route_a_decision_holds_and_that_decision_writes_after(
+        conversations: RoutesUnderTest) -> None:
     await seed(conversations)
     lease = await conversations.acquire(A, T0 + 10)  # A's decision runs during the reload
+    signal = await conversations.swap("telegram", A.digest(), route("coder", T0, reason="classified"), None, T0 + 10)
     dropped = await conversations.prune("telegram", {"ops"}, T0 + 10)
-    held = await conversations.get(A, T0 + 10)
-    await conversations.commit(lease, T0 + 10, forget=True)
-    assert (dropped, held, await conversations.get(A, T0 + 11), await conversations.get(C, T0 + 11)) == (
-        1, route("coder", T0, reason="classified"), None, None)
+    during = (await conversations.get(A, T0 + 10), await conversations.get(C, T0 + 10))
+    await conversations.commit(lease, T0 + 10, store=route("ops", T0 + 10, reason="keyword"))
+    assert (signal, dropped, during, await conversations.get(A, T0 + 11)) == (
+        False, 2, (None, None), route("ops", T0 + 10, reason="keyword"))
 
 
 async def test_a_route_listed_by_the_catalogue_names_its_conversation_by_digest(conversations: RoutesUnderTest
                                                                                  ) -> None:
     await seed(conversations)
-    listed = {conversation.digest(): route for conversation, route in await conversations.routes("telegram", T0 + 10)}
+    listed = dict(await conversations.routes("telegram", T0 + 10))
     assert listed == {A.digest(): route("coder", T0, reason="classified"),
                       B.digest(): route("ops", T0 + 5, explicit=True, reason="explicit"),
                       C.digest(): route("coder", T0 + 9, candidate="ops", counter=1, reason="divergence_pending")}

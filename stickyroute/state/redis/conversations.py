@@ -42,7 +42,6 @@ from typing import Any
 
 from stickyroute.core.route import ConversationKey, Route
 from stickyroute.state.base import ConversationLimits, Lease, LeaseTimeout, StateUnavailable
-from stickyroute.state.catalogue import Conversation, Digest
 from stickyroute.state.redis.client import RedisStore
 from stickyroute.state.redis.codec import ROUTE_FIELDS, recent_blob, recent_from, route_args, route_from
 from stickyroute.state.redis.keys import KeyLayout
@@ -176,23 +175,27 @@ class RedisConversationState:
             return None
         return route
 
-    async def swap(self, channel: str, digest: str, expected: Route, new: Route | None, now: float) -> bool:
+    async def swap(self, channel: str, digest: str, expected: Route, new: Route | None, now: float, *,
+                   while_held: bool = False) -> bool:
         name = self._keys.conversation_of(channel, digest)
         until = now if new is None else new.expires_at(self._limits[channel].ttl_s)  # none: the hash's own life
         keep_ms = math.ceil((until - now) * 1000) + self._store.margin_ms
         done = await self._store.run("swap", SWAP, [name, name + ":lock"],
-                                     [*route_args(expected), *route_args(new), keep_ms])
+                                     [*route_args(expected), *route_args(new), keep_ms, "1" if while_held else ""])
         return bool(done == 1)
 
-    async def routes(self, channel: str, now: float) -> list[tuple[Conversation, Route]]:
+    async def routes(self, channel: str, now: float) -> list[tuple[str, Route]]:
         ttl_s = self._limits[channel].ttl_s
-        found: list[tuple[Conversation, Route]] = []
+        found: list[tuple[str, Route]] = []
         async for name, values in self._store.scan_fields(
                 "scan", self._keys.conversations_pattern(channel), list(ROUTE_FIELDS)):
             route = route_from(values)
             if route is not None and route.expires_at(ttl_s) > now:
-                found.append((Digest(KeyLayout.digest_from(name)), route))
+                found.append((KeyLayout.digest_from(name), route))
         return found
+
+    async def size(self, channel: str, now: float) -> int:
+        return len(await self.routes(channel, now))
 
     def configure(self, limits: Mapping[str, ConversationLimits], recent_messages: int) -> None:
         self._limits = {**self._limits, **limits}  # a removed channel keeps its limits for requests in flight

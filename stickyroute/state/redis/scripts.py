@@ -65,9 +65,10 @@ return 0
 
 SWAP = """
 -- KEYS: conversation hash, lock. ARGV: nine route fields expected, nine route fields to write,
--- keep_ms (the hash's lifetime at least). An agent signal (issue #12): write only when no decision
--- holds the conversation (-1) and the route is still the one expected (0); 1 when written.
-if redis.call('EXISTS', KEYS[2]) == 1 then
+-- keep_ms (the hash's lifetime at least), '1' to write even while a decision holds the
+-- conversation (a reload's prune) else ''. An agent signal (issue #12): write only when no
+-- decision holds the conversation (-1) and the route is still the one expected (0); 1 when written.
+if ARGV[20] ~= '1' and redis.call('EXISTS', KEYS[2]) == 1 then
   return -1
 end
 local f = redis.call('HMGET', KEYS[1], 'a', 'c', 'l', 'x', 'd', 'n', 'w', 'h', 'g')
