@@ -95,6 +95,7 @@ async def test_a_route_listed_by_the_catalogue_names_its_conversation_by_digest(
                       C.digest(): route("coder", T0 + 9, candidate="ops", counter=1, reason="divergence_pending")}
     assert [await conversations.read("telegram", d, T0 + 10) for d in (A.digest(), "0" * 32)] == [
         route("coder", T0, reason="classified"), None]
+    assert [await conversations.size("telegram", at) for at in (T0 + 10, T0 + TTL_S + 1, T0 + TTL_S + 10)] == [3, 2, 0]
 
 
 async def test_configure_keeps_routes_and_adds_new_channels(conversations: RoutesUnderTest) -> None:
