@@ -4,7 +4,7 @@
                 ClaimState, LeaseTimeout, StateUnavailable (the values kept, Route, ConversationKey,
                 DeliveryKey and DecisionMemo, live in `stickyroute.core`)
     steps.py    DeliverySteps: one update of one conversation in two steps (begin, finish)
-    catalogue.py  RouteCatalogue: routes outside a decision (list, read one, compare-and-set), for
+    catalogue.py  RouteCatalogue: routes outside a decision (list, count, read one, compare-and-set), for
                 admin, agent hints, reloads and stats; RouteState: both faces in one backend
     views.py    RouteViews: count, census, scan, prune, route_of, written once over any catalogue
     budget.py   ClassifierBudget, SwitchBudget (protocols), TokenBucket, MemoryBudget, MemorySwitchBudget

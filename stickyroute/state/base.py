@@ -4,7 +4,7 @@
                         divergence candidate and counter) and the recent texts the classifier may
                         see: one decision at a time per conversation (acquire -> decide -> commit)
     RouteCatalogue      (state/catalogue.py) routes outside a decision, for admin, agent hints,
-                        reloads and stats: list, read one, compare-and-set; the views on it
+                        reloads and stats: list, count, read one, compare-and-set; the views on it
                         (count, census, scan, prune) are written once in state/views.py
     DeliveryLog         which platform deliveries were answered (claim -> complete | fail), the
                         stored answers, the first decision of each delivery, in-flight waiting,
