@@ -3,8 +3,13 @@ route (the open `POST /v1/session` and `POST /v1/hints` too), before any handler
 
 A `Content-Length` over the cap is answered 413 at once; a body without one (chunked) is
 counted as it is received and answered 413 the moment it passes the cap. Both answers carry
-`Connection: close`, so uvicorn closes the connection and reads none of the rest (the listener's
-`EdgeProtocol` does so too for any answer sent before its request's body arrived).
+`Connection: close`, so uvicorn closes the connection and reads none of the rest.
+
+Any other answer that a handler sends before reading the whole body (a 401, the throttle's 429, a
+404) first reads the rest of it (at most the cap, within the listener's `body_timeout_s`): the
+listener's `EdgeProtocol` closes a connection whose answer went out before its request's body
+arrived, and a client still sending that body then sees the connection reset, maybe before it
+reads the answer.
 """
 
 from __future__ import annotations
@@ -38,18 +43,25 @@ class BodyCap:
             return
         received = 0
         started = False
+        finished = False
 
         async def capped() -> Message:
-            nonlocal received
+            nonlocal received, finished
             message = await receive()
             if message["type"] == "http.request":
                 received += len(message.get("body", b""))
                 if received > limit:
                     raise BodyTooLarge(limit)
+                finished = not message.get("more_body", False)
+            else:  # http.disconnect
+                finished = True
             return message
 
         async def tracked(message: Message) -> None:
             nonlocal started
+            if message["type"] == "http.response.start" and not finished:
+                while not finished:  # an early answer (401, 429, 404) waits for the rest of the body
+                    await capped()
             started = started or message["type"] == "http.response.start"
             await send(message)
 

@@ -7,6 +7,8 @@ Two client addresses: 127.0.0.1 and 127.0.0.2 (Linux answers the whole 127/8 on 
 from __future__ import annotations
 
 import json
+import re
+import time
 from collections.abc import Iterator
 
 import httpx
@@ -67,6 +69,20 @@ def test_a_chunked_body_is_cut_with_413_the_moment_it_passes_the_cap(admin, path
             sock.sendall(f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n")
         answer = read_until_closed(sock)
     assert answer.startswith(b"HTTP/1.1 413 ")
+
+
+def test_an_answer_sent_before_the_body_was_read_waits_for_it_and_keeps_the_connection(admin) -> None:
+    """A wrong token is refused before any handler reads the body: the body still arriving is read
+    first, so the answer is not lost to a reset and the connection serves the next request."""
+    body = b'{"channel": "telegram"}'
+    with connect(_address(admin)) as sock:
+        sock.sendall(f"POST /v1/reload HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer wrong-token\r\n"
+                     f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n".encode())
+        time.sleep(0.3)  # the body comes later (a slow client): however late, the answer waits for it
+        sock.sendall(body + b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        answer = read_until_closed(sock)
+    statuses = re.findall(rb"HTTP/1\.1 (\d{3}) ", answer)
+    assert statuses == [b"401", b"200"]
 
 
 def _address(base: str) -> tuple[str, int]:
