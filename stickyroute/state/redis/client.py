@@ -54,6 +54,7 @@ from stickyroute.state.redis.topology import (
     silent_primaries,
     where,
 )
+from stickyroute.state.redis.wire import Wire
 
 __all__ = ["FOREIGN_ERRORS", "SCAN_BATCH", "Call", "RedisStore", "describe", "is_redis_failure", "masked", "translate",
            "where"]
@@ -136,6 +137,7 @@ class RedisStore:
                     node.connection_class = packed  # type: ignore[assignment]
         self.client: Any = client
         self.cluster = isinstance(client, RedisCluster)
+        self._wire = Wire(client) if isinstance(client, Redis) else None
         self._sha: dict[str, str] = {}
         self._pending: list[_Queued] = []
         self._batches: set[asyncio.Task[None]] = set()
@@ -192,16 +194,9 @@ class RedisStore:
                 return await evalsha_on_node(self.client, [(self._sha[q[0]], *q[:3]) for q in batch])
             source, keys, args, _future = batch[0]
             return [await evalsha_or_eval(self.client, self._sha[source], source, keys, args)]
-        if len(batch) == 1:
-            source, keys, args, _future = batch[0]
-            try:
-                return [await self.client.evalsha(self._sha[source], len(keys), *keys, *args)]
-            except NoScriptError as exc:
-                return [exc]
-        pipe = self.client.pipeline(transaction=False)
-        for source, keys, args, _future in batch:
-            pipe.evalsha(self._sha[source], len(keys), *keys, *args)
-        return list(await pipe.execute(raise_on_error=False))
+        sha, wire = self._sha, self._wire
+        assert wire is not None  # not a cluster: a Redis client
+        return await wire.evalsha([(sha[source], keys, args) for source, keys, args, _future in batch])
 
     async def run(self, what: str, source: str, keys: Sequence[str], args: Sequence[Any]) -> Any:
         """One script call: one round trip, shared with the other calls of this loop iteration
