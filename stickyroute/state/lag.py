@@ -74,44 +74,62 @@ class LoopLag:
         self._handle = self._loop.call_at(self._due, self._tick)
 
 
+_LAST: list[LoopLag] = []
+"""The `LoopLag` asked last (a process runs one loop: found without the weak dictionary)."""
+
+
 def lag_of(loop: asyncio.AbstractEventLoop) -> LoopLag:
     """The `LoopLag` of `loop` (one per loop)."""
+    if _LAST and _LAST[0]._loop is loop:
+        return _LAST[0]
     lag = _LAGS.get(loop)
     if lag is None:
         lag = _LAGS[loop] = LoopLag(loop)
+    _LAST[:] = [lag]
     return lag
 
 
 class loop_deadline:  # a lower-case name, used like asyncio.timeout
     """`asyncio.timeout(timeout_s)` counting only the loop's free time (see the module
-    docstring); raises TimeoutError when it passes. An async context manager, used once."""
+    docstring); raises TimeoutError when it passes. An async context manager, used once.
 
-    __slots__ = ("_handle", "_lag", "_lag_at_start", "_loop", "_scope", "_start", "_timeout_s")
+    It cancels the task as `asyncio.timeout` does (and, like it, turns that cancellation into
+    TimeoutError on exit, unless the task was also cancelled from elsewhere) with no
+    `asyncio.Timeout` of its own: one timer per deadline, the cheaper on every Redis call."""
+
+    __slots__ = ("_cancelling", "_expired", "_handle", "_lag", "_lag_at_start", "_loop", "_start", "_task",
+                 "_timeout_s")
 
     def __init__(self, timeout_s: float) -> None:
         self._timeout_s = timeout_s
-        self._scope = asyncio.timeout(None)
+        self._expired = False
 
     async def __aenter__(self) -> None:
         loop = self._loop = asyncio.get_running_loop()
+        task = asyncio.current_task(loop)
+        if task is None:
+            raise RuntimeError("loop_deadline should be used inside a task")
+        self._task = task
+        self._cancelling = task.cancelling()
         lag = self._lag = lag_of(loop)
         lag.hold()
         self._start = loop.time()
         self._lag_at_start = lag.total
-        await self._scope.__aenter__()
         self._handle = loop.call_later(self._timeout_s, self._check)
 
     async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                         tb: TracebackType | None) -> None:
         self._handle.cancel()
         self._lag.release()
-        await self._scope.__aexit__(exc_type, exc, tb)
+        if self._expired and self._task.uncancel() <= self._cancelling and exc_type is asyncio.CancelledError:
+            raise TimeoutError from exc
 
     def _check(self) -> None:
         loop, lag = self._loop, self._lag
         lag.catch_up()
         used = loop.time() - self._start - (lag.total - self._lag_at_start)
         if used >= self._timeout_s:
-            self._scope.reschedule(loop.time())
+            self._expired = True
+            self._task.cancel()
         else:
             self._handle = loop.call_later(self._timeout_s - used, self._check)

@@ -165,9 +165,10 @@ class RedisStore:
         the scripts and sends again. Errors go to the callers' futures."""
         try:
             async with loop_deadline(self.op_timeout_s):  # one deadline for the batch's callers, in loop free time
-                for source in {q[0] for q in batch} - self._sha.keys():
-                    self._sha[source] = (script_sha(source) if self.cluster
-                                         else await self.client.script_load(source))
+                for source, *_ in batch:
+                    if source not in self._sha:
+                        self._sha[source] = (script_sha(source) if self.cluster
+                                             else await self.client.script_load(source))
                 results = await self._execute(batch)
                 if any(isinstance(r, NoScriptError) for r in results):
                     for source in {q[0] for q in batch}:

@@ -57,7 +57,7 @@ class Wire:
 
 async def _round_trip(conn: AbstractConnection, packed: bytes, replies: int) -> list[Any]:
     if not conn.is_connected:  # as the pool does: Sentinel's connection asks where the master is now
-        await conn.connect()
+        await conn.connect()  # type: ignore[no-untyped-call]
     await conn.send_packed_command(packed, check_health=False)
     results: list[Any] = []
     for _ in range(replies):
