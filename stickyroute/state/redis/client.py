@@ -146,23 +146,30 @@ class RedisStore:
         """Queue one script call for this loop iteration's batch; its future gets the result."""
         loop = asyncio.get_running_loop()
         future: asyncio.Future[Any] = loop.create_future()
-        if not self._pending:
-            loop.call_soon(self._flush)
+        if not self._pending:  # the first call of this iteration: its batch is sent at the next
+            if self.cluster:   # (a task's first step runs then, after this iteration's calls)
+                loop.call_soon(self._flush)
+            else:
+                self._track(loop.create_task(self._send(self._pending)))
         self._pending.append((source, keys, args, future))
         return future
 
     def _flush(self) -> None:
         batch, self._pending = self._pending, []
         loop = asyncio.get_running_loop()
-        parts = by_node(self.client, batch, lambda q: q[1]) if self.cluster else [batch]
-        for part in parts:  # cluster: one send per node, each with its own deadline
-            task = loop.create_task(self._send(part))
-            self._batches.add(task)
-            task.add_done_callback(self._batches.discard)
+        for part in by_node(self.client, batch, lambda q: q[1]):  # one send per node, each with its own deadline
+            self._track(loop.create_task(self._send(part)))
+
+    def _track(self, task: asyncio.Task[None]) -> None:
+        self._batches.add(task)
+        task.add_done_callback(self._batches.discard)
 
     async def _send(self, batch: list[_Queued]) -> None:
         """Send one batch: a single EVALSHA, or one pipeline; NOSCRIPT (a restarted Redis) loads
-        the scripts and sends again. Errors go to the callers' futures."""
+        the scripts and sends again. Errors go to the callers' futures. `batch` may be the list
+        still collecting this iteration's calls (`_pending`): it is closed here, at the start."""
+        if batch is self._pending:
+            self._pending = []
         try:
             async with loop_deadline(self.op_timeout_s):  # one deadline for the batch's callers, in loop free time
                 for source, *_ in batch:
