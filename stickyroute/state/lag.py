@@ -58,7 +58,10 @@ class LoopLag:
 
     def watch(self, deadline: loop_deadline) -> None:
         """Hold, and check `deadline` at every tick until `unwatch` (or until it passes)."""
-        self.hold()
+        self._holders += 1
+        if self._handle is None:
+            self._due = self._loop.time() + self._tick_s
+            self._handle = self._loop.call_at(self._due, self._tick)
         self._deadlines.add(deadline)
 
     def unwatch(self, deadline: loop_deadline) -> None:
@@ -100,7 +103,8 @@ def lag_of(loop: asyncio.AbstractEventLoop) -> LoopLag:
 
 class loop_deadline:  # a lower-case name, used like asyncio.timeout
     """`asyncio.timeout(timeout_s)` counting only the loop's free time (see the module
-    docstring); raises TimeoutError when it passes. An async context manager, used once.
+    docstring); raises TimeoutError when it passes. A context manager (async, or plain inside a
+    task), used once.
 
     It cancels the task as `asyncio.timeout` does (and, like it, turns that cancellation into
     TimeoutError on exit, unless the task was also cancelled from elsewhere), checked by the
@@ -113,6 +117,14 @@ class loop_deadline:  # a lower-case name, used like asyncio.timeout
         self._expired = False
 
     async def __aenter__(self) -> None:
+        self.__enter__()
+
+    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                        tb: TracebackType | None) -> None:
+        self.__exit__(exc_type, exc, tb)
+
+    def __enter__(self) -> None:
+        """The same deadline as a plain context manager, inside a task (no coroutine to enter)."""
         loop = asyncio.get_running_loop()
         task = asyncio.current_task(loop)
         if task is None:
@@ -124,8 +136,8 @@ class loop_deadline:  # a lower-case name, used like asyncio.timeout
         self._lag_at_start = lag.total
         lag.watch(self)
 
-    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                        tb: TracebackType | None) -> None:
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
         self._lag.unwatch(self)
         if self._expired and self._task.uncancel() <= self._cancelling and exc_type is asyncio.CancelledError:
             raise TimeoutError from exc

@@ -171,7 +171,7 @@ class RedisStore:
         if batch is self._pending:
             self._pending = []
         try:
-            async with loop_deadline(self.op_timeout_s):  # one deadline for the batch's callers, in loop free time
+            with loop_deadline(self.op_timeout_s):  # one deadline for the batch's callers, in loop free time
                 for source, *_ in batch:
                     if source not in self._sha:
                         self._sha[source] = (script_sha(source) if self.cluster
