@@ -46,7 +46,12 @@ class Wire:
     async def evalsha(self, calls: Sequence[tuple[str, Sequence[str], Sequence[Any]]]) -> list[Any]:
         """(sha, keys, args) per call: its reply, or the `ResponseError` it raised; in order.
         Raises redis-py's connection errors (after one retry) and timeouts."""
-        packed = b"".join([hiredis.pack_command((_EVALSHA, sha, len(keys), *keys, *args)) for sha, keys, args in calls])
+        if len(calls) == 1:
+            sha, keys, args = calls[0]
+            packed = hiredis.pack_command((_EVALSHA, sha, len(keys), *keys, *args))
+        else:
+            packed = b"".join([hiredis.pack_command((_EVALSHA, sha, len(keys), *keys, *args))
+                               for sha, keys, args in calls])
         conn = self._idle.pop() if self._idle else await self._pool.get_connection()  # type: ignore[no-untyped-call]
         try:
             return await conn.retry.call_with_retry(
