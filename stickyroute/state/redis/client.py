@@ -150,7 +150,9 @@ class RedisStore:
             if self.cluster:   # (a task's first step runs then, after this iteration's calls)
                 loop.call_soon(self._flush)
             else:
-                self._track(loop.create_task(self._send(self._pending)))
+                task = loop.create_task(self._send(self._pending))
+                self._batches.add(task)
+                task.add_done_callback(self._batches.discard)
         self._pending.append((source, keys, args, future))
         return future
 
