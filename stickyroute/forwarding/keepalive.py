@@ -4,16 +4,20 @@
     stop = keeper.hold(keys, lease)                  from the claim to its completion
     stop()                                           (idempotent)
 
-A hold costs one timer (`loop.call_later`) until it first fires: an attempt shorter than a third
-of the lease sends nothing. Each renewal is one `DeliveryLog.renew` (one round trip for the
-keys, the conversation lease held with them included); a failed renewal is logged by the state
-backend's health and tried again at the next period.
+Every hold is renewed a period after it starts, then every period, until stopped: an attempt
+shorter than a third of the lease sends nothing. The holds share one timer: they are kept in the
+order they are due (one period for all, so the order they started in), the timer set for the
+first; a hold costs a dict entry, no timer of its own to set and cancel per request. Each
+renewal is one `DeliveryLog.renew` (one round trip for the keys, the conversation lease held with
+them included); a failed renewal is logged by the state backend's health and tried again at the
+next period.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 from collections.abc import Callable, Sequence
 
 from stickyroute.core.delivery import DeliveryKey
@@ -26,6 +30,17 @@ def _nothing() -> None:
     return None
 
 
+class _Hold:
+    """One hold: its keys, its conversation lease, and when it is next renewed (loop seconds)."""
+
+    __slots__ = ("due", "keys", "lease")
+
+    def __init__(self, keys: list[DeliveryKey], lease: Lease | None, due: float) -> None:
+        self.keys = keys
+        self.lease = lease
+        self.due = due
+
+
 class Keeper:
     """Renews held claims; `clock()` is wall seconds (the claims' clock)."""
 
@@ -36,6 +51,9 @@ class Keeper:
         self.renewals = 0
         """Renewals sent (one per hold and period)."""
         self._tasks: set[asyncio.Task[None]] = set()
+        self._holds: dict[_Hold, None] = {}
+        """The holds in the order they are due (insertion order)."""
+        self._timer: asyncio.TimerHandle | None = None
 
     def hold(self, keys: Sequence[DeliveryKey], lease: Lease | None = None) -> Callable[[], None]:
         """Renew `keys` (and `lease`) every period until the returned function is called."""
@@ -43,22 +61,31 @@ class Keeper:
         if period is None or not keys:
             return _nothing
         loop = asyncio.get_running_loop()
-        held = list(keys)
-        state: dict[str, asyncio.TimerHandle | None] = {}
+        held = _Hold(list(keys), lease, loop.time() + period)
+        self._holds[held] = None
+        if self._timer is None:
+            self._timer = loop.call_at(held.due, self._due)
+        return functools.partial(self._holds.pop, held, None)
 
-        def tick() -> None:
-            task = loop.create_task(self._renew(held, lease))
+    def _due(self) -> None:
+        """Renew the holds that are due (each due again one period later), then wait for the next."""
+        self._timer = None
+        if not self._holds:
+            return
+        loop = asyncio.get_running_loop()
+        now, period = loop.time(), self.period_s
+        assert period is not None
+        for held in list(self._holds):
+            if held.due > now:
+                break
+            del self._holds[held]
+            held.due = now + period
+            self._holds[held] = None  # due last
+            task = loop.create_task(self._renew(held.keys, held.lease))
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
-            state["timer"] = loop.call_later(period, tick)
-
-        def stop() -> None:
-            timer = state.pop("timer", None)
-            if timer is not None:
-                timer.cancel()
-
-        state["timer"] = loop.call_later(period, tick)
-        return stop
+        if self._holds:
+            self._timer = loop.call_at(next(iter(self._holds)).due, self._due)
 
     async def _renew(self, keys: list[DeliveryKey], lease: Lease | None) -> None:
         self.renewals += 1

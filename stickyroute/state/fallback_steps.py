@@ -58,10 +58,13 @@ class FallbackDeliverySteps:
 
     async def finish(self, key: DeliveryKey, lease: Lease, writes: Writes, reply: Reply | None,
                      memo: DecisionMemo | None, now: float, *, keep: bool = False) -> None:
-        if key in self._shared_keys:
+        if key in self._shared_keys:  # `quietly(..., always=True)` inline: once per routed update
             self._shared_keys.discard(key)
-            await quietly(self.health, "finish",
-                          lambda: self.shared.finish(key, lease, writes, reply, memo, now, keep=keep), always=True)
+            try:
+                await self.shared.finish(key, lease, writes, reply, memo, now, keep=keep)
+            except StateUnavailable as exc:
+                self.health.failed(exc)
+                self.health.fell_back("finish", "timeout" if self.health.up else "outage")
             return
         if not keep:
             self.deliveries._forget(key)

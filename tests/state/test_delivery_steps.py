@@ -109,7 +109,7 @@ async def test_a_begin_whose_reply_is_lost_gives_the_conversation_back(monkeypat
     store = RedisStore(require_redis(), prefix, 2.0)
     conversations, log = RedisConversationState(store, LIMITS), RedisDeliveryLog(store, claim_ttl_s=5.0)
     steps = RedisDeliverySteps(conversations, log)
-    evalsha = store.client.evalsha
+    evalsha = store._wire.evalsha  # type: ignore[union-attr]
     lost = [True]
 
     async def reply_lost_once(*args: object) -> object:
@@ -119,7 +119,7 @@ async def test_a_begin_whose_reply_is_lost_gives_the_conversation_back(monkeypat
             raise redis.exceptions.ConnectionError("connection reset after the script ran")
         return result
 
-    monkeypatch.setattr(store.client, "evalsha", reply_lost_once)
+    monkeypatch.setattr(store._wire, "evalsha", reply_lost_once)
     with pytest.raises(StateUnavailable):
         await steps.begin(("telegram", "1"), CONV, T0, hold=True)
     await conversations.aclose()  # waits for the background give-back

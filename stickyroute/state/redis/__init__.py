@@ -5,6 +5,7 @@
     scripts.py        the Lua scripts (one per state step, one slot each)
     step_scripts.py   BEGIN, NOTE, FINISH, MEMO, RENEW (a single-message update, a claim's lease)
     client.py         RedisStore: one pool per process, op timeout, error translation
+    wire.py           Wire: script calls on pooled connections kept between round trips (one server, Sentinel)
     topology.py       [state] mode: one server, Redis Cluster (per-node calls, SCAN per primary) or Sentinel
     conversations.py  RedisConversationState (per-conversation lock with token and fencing)
     deliveries.py     RedisDeliveryLog (claims, stored answers, waiting on another replica)

@@ -26,7 +26,7 @@ failover, is translated (`is_redis_failure`): Redis never causes a 500.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Sequence
 from typing import Any
 
 import hiredis
@@ -54,6 +54,7 @@ from stickyroute.state.redis.topology import (
     silent_primaries,
     where,
 )
+from stickyroute.state.redis.wire import Wire
 
 __all__ = ["FOREIGN_ERRORS", "SCAN_BATCH", "Call", "RedisStore", "describe", "is_redis_failure", "masked", "translate",
            "where"]
@@ -136,6 +137,7 @@ class RedisStore:
                     node.connection_class = packed  # type: ignore[assignment]
         self.client: Any = client
         self.cluster = isinstance(client, RedisCluster)
+        self._wire = Wire(client) if isinstance(client, Redis) else None
         self._sha: dict[str, str] = {}
         self._pending: list[_Queued] = []
         self._batches: set[asyncio.Task[None]] = set()
@@ -144,28 +146,38 @@ class RedisStore:
         """Queue one script call for this loop iteration's batch; its future gets the result."""
         loop = asyncio.get_running_loop()
         future: asyncio.Future[Any] = loop.create_future()
-        if not self._pending:
-            loop.call_soon(self._flush)
+        if not self._pending:  # the first call of this iteration: its batch is sent at the next
+            if self.cluster:   # (a task's first step runs then, after this iteration's calls)
+                loop.call_soon(self._flush)
+            else:
+                task = loop.create_task(self._send(self._pending))
+                self._batches.add(task)
+                task.add_done_callback(self._batches.discard)
         self._pending.append((source, keys, args, future))
         return future
 
     def _flush(self) -> None:
         batch, self._pending = self._pending, []
         loop = asyncio.get_running_loop()
-        parts = by_node(self.client, batch, lambda q: q[1]) if self.cluster else [batch]
-        for part in parts:  # cluster: one send per node, each with its own deadline
-            task = loop.create_task(self._send(part))
-            self._batches.add(task)
-            task.add_done_callback(self._batches.discard)
+        for part in by_node(self.client, batch, lambda q: q[1]):  # one send per node, each with its own deadline
+            self._track(loop.create_task(self._send(part)))
+
+    def _track(self, task: asyncio.Task[None]) -> None:
+        self._batches.add(task)
+        task.add_done_callback(self._batches.discard)
 
     async def _send(self, batch: list[_Queued]) -> None:
         """Send one batch: a single EVALSHA, or one pipeline; NOSCRIPT (a restarted Redis) loads
-        the scripts and sends again. Errors go to the callers' futures."""
+        the scripts and sends again. Errors go to the callers' futures. `batch` may be the list
+        still collecting this iteration's calls (`_pending`): it is closed here, at the start."""
+        if batch is self._pending:
+            self._pending = []
         try:
-            async with loop_deadline(self.op_timeout_s):  # one deadline for the batch's callers, in loop free time
-                for source in {q[0] for q in batch} - self._sha.keys():
-                    self._sha[source] = (script_sha(source) if self.cluster
-                                         else await self.client.script_load(source))
+            with loop_deadline(self.op_timeout_s):  # one deadline for the batch's callers, in loop free time
+                for source, *_ in batch:
+                    if source not in self._sha:
+                        self._sha[source] = (script_sha(source) if self.cluster
+                                             else await self.client.script_load(source))
                 results = await self._execute(batch)
                 if any(isinstance(r, NoScriptError) for r in results):
                     for source in {q[0] for q in batch}:
@@ -178,7 +190,8 @@ class RedisStore:
             if not isinstance(exc, Exception):
                 raise
             return
-        for (*_, future), result in zip(batch, results, strict=True):
+        for queued, result in zip(batch, results, strict=True):
+            future = queued[3]
             if future.done():
                 continue
             if isinstance(result, Exception):
@@ -186,22 +199,19 @@ class RedisStore:
             else:
                 future.set_result(result)
 
-    async def _execute(self, batch: list[_Queued]) -> list[Any]:
+    def _execute(self, batch: list[_Queued]) -> Awaitable[list[Any]]:
+        """The batch's round trip (one coroutine fewer in the way on one server or Sentinel)."""
         if self.cluster:
-            if len(batch) > 1:
-                return await evalsha_on_node(self.client, [(self._sha[q[0]], *q[:3]) for q in batch])
-            source, keys, args, _future = batch[0]
-            return [await evalsha_or_eval(self.client, self._sha[source], source, keys, args)]
-        if len(batch) == 1:
-            source, keys, args, _future = batch[0]
-            try:
-                return [await self.client.evalsha(self._sha[source], len(keys), *keys, *args)]
-            except NoScriptError as exc:
-                return [exc]
-        pipe = self.client.pipeline(transaction=False)
-        for source, keys, args, _future in batch:
-            pipe.evalsha(self._sha[source], len(keys), *keys, *args)
-        return list(await pipe.execute(raise_on_error=False))
+            return self._execute_on_cluster(batch)
+        sha, wire = self._sha, self._wire
+        assert wire is not None  # not a cluster: a Redis client
+        return wire.evalsha([(sha[source], keys, args) for source, keys, args, _future in batch])
+
+    async def _execute_on_cluster(self, batch: list[_Queued]) -> list[Any]:
+        if len(batch) > 1:
+            return await evalsha_on_node(self.client, [(self._sha[q[0]], *q[:3]) for q in batch])
+        source, keys, args, _future = batch[0]
+        return [await evalsha_or_eval(self.client, self._sha[source], source, keys, args)]
 
     async def run(self, what: str, source: str, keys: Sequence[str], args: Sequence[Any]) -> Any:
         """One script call: one round trip, shared with the other calls of this loop iteration

@@ -23,6 +23,9 @@ from stickyroute.reply import Reply
 
 ROUTE_FIELDS = ("a", "c", "l", "x", "d", "n", "w", "h", "g")
 
+_COMPACT = json.JSONEncoder(separators=(",", ":"))
+"""`json.dumps(..., separators=(",", ":"))` without building an encoder per call."""
+
 
 def route_args(route: Route | None) -> list[str]:
     """The route as the nine values of `ROUTE_FIELDS`, in order (None: nine empty strings, which
@@ -60,8 +63,7 @@ def recent_from(blob: bytes | None) -> tuple[str, ...]:
 
 def reply_blob(reply: Reply) -> bytes:
     """A reply as one binary value (see the module docstring)."""
-    head = json.dumps([reply.status, [[n.decode("latin-1"), v.decode("latin-1")] for n, v in reply.headers]],
-                      separators=(",", ":"))
+    head = _COMPACT.encode([reply.status, [[n.decode("latin-1"), v.decode("latin-1")] for n, v in reply.headers]])
     return head.encode() + b"\n" + reply.body
 
 

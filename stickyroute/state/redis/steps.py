@@ -71,7 +71,8 @@ class RedisDeliverySteps:
         elif reply is not None and reply.ok:
             log.holder(key)
             blob, stored_s, _keep_ms = log.answer_args(reply)
-            tail = ["c", "", blob, repr(now + stored_s), memo_blob, memo_until, log.ttl_ms]
+            until = memo_until if stored_s == log.ttl_s else repr(now + stored_s)  # the same float: one repr
+            tail = ["c", "", blob, until, memo_blob, memo_until, log.ttl_ms]
         else:
             tail = ["f", log.holder(key), log.failed_blob(reply), "", memo_blob, memo_until, log.ttl_ms]
         written = await self._store.run("finish", FINISH, [*names, log.name(key)], [*args, repr(now), *tail])

@@ -100,7 +100,9 @@ def address(text: str) -> tuple[str, int]:
 def connect(url: str, mode: str = "single", sentinels: Sequence[str] = (), master: str = "",
             op_timeout_s: float = 0.05) -> Redis | RedisCluster:
     """The redis-py client of `mode` (nothing is contacted yet). One retry without back-off covers
-    a pooled connection that a restart closed; connecting waits at most max(op timeout, 1 s)."""
+    a pooled connection that a restart closed; connecting waits at most max(op timeout, 1 s).
+    Single and sentinel: no socket timeout of redis-py's own (its default since 8.0 is 5 s: a
+    task per write, a timeout per read); every call is bounded by the caller's op deadline."""
     connect_s = max(op_timeout_s, 1.0)
     if mode == "cluster":
         return RedisCluster.from_url(url, require_full_coverage=False, socket_connect_timeout=connect_s,
@@ -109,12 +111,13 @@ def connect(url: str, mode: str = "single", sentinels: Sequence[str] = (), maste
         options: dict[str, Any] = {k: v for k, v in parse_url(url).items() if k not in ("host", "port")}
         if options.pop("connection_class", None) is SSLConnection:
             options["ssl"] = True
+        options.setdefault("socket_timeout", None)
         manager = Sentinel([address(a) for a in sentinels], socket_connect_timeout=connect_s)  # type: ignore[no-untyped-call]
         client: Redis = manager.master_for(master, retry=Retry(NoBackoff(), 1), socket_connect_timeout=connect_s,
                                            health_check_interval=0, **options)
         return client
     return Redis.from_url(url, retry=Retry(NoBackoff(), 1), socket_connect_timeout=connect_s,
-                          health_check_interval=0)
+                          socket_timeout=None, health_check_interval=0)
 
 
 async def evalsha_or_eval(cluster: RedisCluster, sha: str, source: str, keys: Sequence[str],
