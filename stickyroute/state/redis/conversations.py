@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import itertools
 import logging
 import math
 import secrets
@@ -53,8 +52,6 @@ log = logging.getLogger("stickyroute.state")
 
 POLL_FIRST_S = 0.002
 POLL_MAX_S = 0.05
-TOKEN_MASK = (1 << 63) - 1
-"""Lock tokens stay below 2**63 (Redis compares them as strings; Lua's numbers are doubles)."""
 GET = "return redis.call('HMGET', KEYS[1], 'a', 'c', 'l', 'x', 'd', 'n', 'w', 'h', 'g')"
 
 
@@ -83,7 +80,6 @@ class RedisConversationState:
         self._recent_messages = recent_messages
         self._lock_ms = max(1, math.ceil(lock_ttl_s * 1000))
         self._held: dict[int, _Held] = {}
-        self._tokens = itertools.count(secrets.randbits(62) << 1 | 1, 2)
         self._cleanup: set[asyncio.Task[None]] = set()
 
     async def acquire(self, key: ConversationKey, now: float, wait_s: float | None = None) -> Lease:
@@ -111,12 +107,8 @@ class RedisConversationState:
         return self.lease_from(key, token, values, now)
 
     def new_token(self) -> int:
-        """A lock token: odd, never 0, below 2**63; consecutive odd numbers from a random start
-        drawn once per backend, so this process's tokens do not repeat within 2**62 decisions and
-        another process's (its own random start) meet them only if the two runs of numbers
-        overlap (about n in 2**62 after n decisions), and then only matter on one conversation
-        held by both at once. Cheaper than 63 random bits from the system per decision."""
-        return next(self._tokens) & TOKEN_MASK | 1
+        """A lock token (63 random bits, never 0)."""
+        return secrets.randbits(63) | 1
 
     def lease_from(self, key: ConversationKey, token: int, values: list[bytes | None], now: float) -> Lease:
         """The lease of an ACQUIRE (or BEGIN) that took the lock with `token` and read `values`."""
