@@ -28,14 +28,13 @@ _LAGS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, LoopLag] = weakref.W
 
 
 class LoopLag:
-    """Cumulative lateness of one event loop's ticks (seconds, `total`), ticking while held (a
-    tick that finds no holder stops; the next `hold` starts it again)."""
+    """Cumulative lateness of one event loop's ticks (seconds, `total`), ticking while a deadline
+    is pending (a tick that finds none stops; the next `watch` starts it again)."""
 
     def __init__(self, loop: asyncio.AbstractEventLoop, tick_s: float = TICK_S) -> None:
         self.total = 0.0
         self._loop = loop
         self._tick_s = tick_s
-        self._holders = 0
         self._due = 0.0
         self._handle: asyncio.TimerHandle | None = None
         self._deadlines: set[loop_deadline] = set()
@@ -45,29 +44,17 @@ class LoopLag:
         """True while the tick is scheduled."""
         return self._handle is not None
 
-    def hold(self) -> None:
-        """One more pending deadline (starts the tick when it is not running)."""
-        self._holders += 1
-        if self._handle is None:
-            self._due = self._loop.time() + self._tick_s
-            self._handle = self._loop.call_at(self._due, self._tick)
-
-    def release(self) -> None:
-        """One pending deadline fewer (the tick stops at its next run without one)."""
-        self._holders -= 1
-
     def watch(self, deadline: loop_deadline) -> None:
-        """Hold, and check `deadline` at every tick until `unwatch` (or until it passes)."""
-        self._holders += 1
+        """Check `deadline` at every tick until `unwatch` or until it passes (starts the tick
+        when it is not running)."""
         if self._handle is None:
             self._due = self._loop.time() + self._tick_s
             self._handle = self._loop.call_at(self._due, self._tick)
         self._deadlines.add(deadline)
 
     def unwatch(self, deadline: loop_deadline) -> None:
-        """Stop checking `deadline` and release it."""
+        """Stop checking `deadline` (the tick stops at its next run when none is pending)."""
         self._deadlines.discard(deadline)
-        self._holders -= 1
 
     def _tick(self) -> None:
         now = self._loop.time()
@@ -78,8 +65,7 @@ class LoopLag:
             for deadline in passed:
                 self._deadlines.discard(deadline)
                 deadline.expire()
-        if self._holders <= 0:
-            self._holders = 0
+        if not self._deadlines:
             self._handle = None
             return
         self._due = now + self._tick_s
