@@ -177,6 +177,21 @@ def test_only_redis_py_s_own_slips_count_as_redis_failures() -> None:
             is_redis_failure(ConnectionResetError())) == (True, False, True, True, True)
 
 
+def test_a_closed_transport_under_a_redis_py_call_is_a_redis_failure_and_ours_is_not() -> None:
+    def closed_transport() -> None:
+        raise RuntimeError("unable to perform operation on <TCPTransport closed=True>; the handler is closed")
+
+    frame_of_redis_py: dict[str, object] = {"__name__": "redis.asyncio.connection", "write": closed_transport}
+    exec("def send():\n    write()\n", frame_of_redis_py)  # a frame whose module is redis-py's, as in a failover
+    caught: list[BaseException] = []
+    for call in (frame_of_redis_py["send"], closed_transport):
+        try:
+            call()  # type: ignore[operator]
+        except RuntimeError as exc:
+            caught.append(exc)
+    assert [is_redis_failure(exc) for exc in caught] == [True, False]
+
+
 async def test_the_cluster_is_up_while_one_primary_answers_and_down_when_none_does(cluster: OwnCluster) -> None:
     store = RedisStore(cluster.url, "sr-test:", OP_TIMEOUT_S, mode="cluster")
     await store.ping()
